@@ -1,0 +1,26 @@
+"""memory-flows: long-term memory for LLM agents as plain Markdown files.
+
+Public API (imported lazily so `memflow --help` stays fast):
+`memflow.init`, `read`, `write`, `edit`, `move`, `delete`, `frontmatter_get`, `frontmatter_set`,
+`index`, `reindex`, `search`, `auto_memory_search`, `capture`, `dream`, `settings_for`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("memory-flows")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0"
+
+_API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "frontmatter_set",
+        "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
+        "capture_resources", "dream", "demo"}
+
+
+def __getattr__(name: str):
+    if name in _API:
+        return getattr(import_module("memflow.api"), name)
+    raise AttributeError(f"module 'memflow' has no attribute {name!r}")

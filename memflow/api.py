@@ -1,0 +1,79 @@
+"""The public Python API: the same plain stage functions the CLI calls.
+
+Every function takes `workspace`: a folder path, or a `Settings` for full control. Nothing here
+starts Prefect; flows in `memflow.flows` wrap these stages for deployments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memflow.schemas.settings import Settings, load_settings
+
+WorkspaceArg = str | Path | Settings | None
+
+
+def settings_for(workspace: WorkspaceArg = None, **overrides: Any) -> Settings:
+    if isinstance(workspace, Settings):
+        return workspace.model_copy(update=overrides) if overrides else workspace
+    return load_settings(workspace, **overrides)
+
+
+def _layout(workspace: WorkspaceArg):
+    from memflow.tasks.workspace import layout
+
+    return layout(settings_for(workspace))
+
+
+def init(workspace: WorkspaceArg) -> list[str]:
+    """Create the workspace layers; returns the folders created."""
+    from memflow.tasks.workspace import init_workspace
+
+    return init_workspace(_layout(workspace))
+
+
+def read(path: str, start: int | None = None, end: int | None = None,
+         workspace: WorkspaceArg = None) -> str:
+    from memflow.tasks.fileops import read_file
+
+    settings = settings_for(workspace)
+    return read_file(_layout(settings), path, start, end, settings.decode_errors)
+
+
+def write(path: str, content: str, name: str | None = None, description: str | None = None,
+          meta: dict | None = None, workspace: WorkspaceArg = None) -> str:
+    from memflow.tasks.fileops import write_file
+
+    return write_file(_layout(workspace), path, content, name, description, meta)
+
+
+def edit(path: str, old: str, new: str, workspace: WorkspaceArg = None) -> None:
+    from memflow.tasks.fileops import edit_file
+
+    edit_file(_layout(workspace), path, old, new)
+
+
+def move(src: str, dst: str, workspace: WorkspaceArg = None) -> list[str]:
+    from memflow.tasks.fileops import move_file
+
+    return move_file(_layout(workspace), src, dst)
+
+
+def delete(path: str, workspace: WorkspaceArg = None) -> list[str]:
+    from memflow.tasks.fileops import delete_file
+
+    return delete_file(_layout(workspace), path)
+
+
+def frontmatter_get(path: str, workspace: WorkspaceArg = None) -> dict:
+    from memflow.tasks.fileops import fm_get
+
+    settings = settings_for(workspace)
+    return fm_get(_layout(settings), path, settings.decode_errors)
+
+
+def frontmatter_set(path: str, values: dict, workspace: WorkspaceArg = None) -> dict:
+    from memflow.tasks.fileops import fm_set
+
+    return fm_set(_layout(workspace), path, values)

@@ -1,0 +1,110 @@
+"""`memflow` command line. Imports stay lazy: `memflow --help` loads neither prefect nor litellm.
+
+Errors print one line `error: ...` and exit 1; a busy workspace exits 75.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_ERROR, EXIT_BUSY = 1, 75
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memflow", description="Long-term agent memory as Markdown files.")
+    p.add_argument("-w", "--workspace", default=os.environ.get("MEMFLOW_WORKSPACE"),
+                   help="workspace folder (default: $MEMFLOW_WORKSPACE or the current folder)")
+    p.add_argument("--prefect", action="store_true",
+                   help="run jobs as Prefect flow runs (also implied by PREFECT_API_URL)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("init", help="create a workspace")
+    s.add_argument("dir", nargs="?")
+    s = sub.add_parser("read", help="print a file, or lines --start..--end (1-based)")
+    s.add_argument("path")
+    s.add_argument("--start", type=int)
+    s.add_argument("--end", type=int)
+    s = sub.add_parser("write", help="create or overwrite a file")
+    s.add_argument("path")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--content")
+    src.add_argument("--file", help="read the content from a file ('-' for stdin)")
+    s.add_argument("--name")
+    s.add_argument("--description")
+    s.add_argument("--meta", nargs="*", default=[], metavar="K=V")
+    s = sub.add_parser("edit", help="replace text that occurs exactly once")
+    s.add_argument("path")
+    s.add_argument("--old", required=True)
+    s.add_argument("--new", required=True)
+    s = sub.add_parser("move", help="move a file and rewrite links to it")
+    s.add_argument("src")
+    s.add_argument("dst")
+    s = sub.add_parser("delete", help="delete a file; prints files still linking to it")
+    s.add_argument("path")
+    s = sub.add_parser("fm", help="frontmatter get/set")
+    fm = s.add_subparsers(dest="fm_command", required=True)
+    g = fm.add_parser("get")
+    g.add_argument("path")
+    st = fm.add_parser("set")
+    st.add_argument("path")
+    st.add_argument("pairs", nargs="+", metavar="K=V")
+
+    for name, helptext in (("index", "index changed files"), ("reindex", "rebuild the index")):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("--json", action="store_true")
+    s = sub.add_parser("search", help="hybrid search over the index")
+    s.add_argument("query")
+    s.add_argument("--limit", type=int, default=5)
+    s.add_argument("--layer", choices=["daily", "digest"])
+    s.add_argument("--prefix")
+    s.add_argument("--since")
+    s.add_argument("--until")
+    s.add_argument("--min-score", type=float, default=0.0)
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--explain", action="store_true")
+    s.add_argument("--all-kinds", action="store_true", help="include day-index pages")
+    s = sub.add_parser("capture", help="turn a conversation into daily notes")
+    s.add_argument("file", help="JSON list or JSONL of messages, '-' for stdin")
+    s.add_argument("--session", required=True)
+    s.add_argument("--date")
+    s.add_argument("--hint", default="")
+    s.add_argument("--json", action="store_true")
+    s = sub.add_parser("resources", help="turn changed files under resource/ into daily notes")
+    s.add_argument("--json", action="store_true")
+    s = sub.add_parser("inbox", help="list job events")
+    s.add_argument("--since")
+    s = sub.add_parser("demo", help="run the whole loop on sample data")
+    s.add_argument("dir", nargs="?")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from memflow import commands
+
+    try:
+        return getattr(commands, f"cmd_{args.command}")(args) or 0
+    except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
+        from memflow.commands import describe_error
+
+        message, code = describe_error(exc)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return code
+
+
+def dump_json(value: object) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def workspace_of(args: argparse.Namespace) -> Path:
+    return Path(args.workspace or ".")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

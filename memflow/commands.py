@@ -1,0 +1,108 @@
+"""CLI command bodies: parse arguments into calls of `memflow.api` and print results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from memflow import api
+from memflow.cli import EXIT_BUSY, EXIT_ERROR, dump_json, workspace_of
+
+
+def describe_error(exc: BaseException) -> tuple[str | None, int]:
+    """One-line message and exit code for errors a user can fix; (None, 1) for bugs."""
+    from pydantic import ValidationError
+
+    from memflow.tasks.lock import WorkspaceBusy
+
+    if isinstance(exc, WorkspaceBusy):
+        return str(exc), EXIT_BUSY
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return f"error: invalid setting {where}: {first.get('msg')}", EXIT_ERROR
+    if isinstance(exc, (ValueError, OSError, LookupError)):
+        text = str(exc) if not isinstance(exc, OSError) or not exc.filename else \
+            f"{exc.strerror}: {exc.filename}"
+        return f"error: {text or type(exc).__name__}", EXIT_ERROR
+    return None, EXIT_ERROR
+
+
+def _writing(args: argparse.Namespace, job: str):
+    """Settings plus the workspace lock for a quick writing command (no waiting)."""
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.workspace import layout
+
+    settings = api.settings_for(workspace_of(args))
+    return settings, workspace_lock(layout(settings).state_dir, job)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    target = Path(args.dir) if args.dir else workspace_of(args)
+    created = api.init(target)
+    root = target.resolve()
+    print(f"workspace: {root}")
+    for rel in created:
+        print(f"  created {rel}/")
+    return 0
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    sys.stdout.write(api.read(args.path, args.start, args.end, workspace_of(args)))
+    return 0
+
+
+def cmd_write(args: argparse.Namespace) -> int:
+    from memflow.tasks.fileops import parse_assignments
+
+    if args.file is not None:
+        content = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    else:
+        content = args.content
+    meta = parse_assignments(args.meta)
+    settings, lock = _writing(args, "write")
+    with lock:
+        rel = api.write(args.path, content, args.name, args.description, meta, settings)
+    print(f"wrote {rel}")
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    settings, lock = _writing(args, "edit")
+    with lock:
+        api.edit(args.path, args.old, args.new, settings)
+    print(f"edited {args.path}")
+    return 0
+
+
+def cmd_move(args: argparse.Namespace) -> int:
+    settings, lock = _writing(args, "move")
+    with lock:
+        rewritten = api.move(args.src, args.dst, settings)
+    print(f"moved {args.src} -> {args.dst}")
+    for rel in rewritten:
+        print(f"  rewrote links in {rel}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    settings, lock = _writing(args, "delete")
+    with lock:
+        still = api.delete(args.path, settings)
+    print(f"deleted {args.path}")
+    for rel in still:
+        print(f"  still linked from {rel}")
+    return 0
+
+
+def cmd_fm(args: argparse.Namespace) -> int:
+    from memflow.tasks.fileops import parse_assignments
+
+    if args.fm_command == "get":
+        dump_json(api.frontmatter_get(args.path, workspace_of(args)))
+        return 0
+    settings, lock = _writing(args, "fm-set")
+    with lock:
+        dump_json(api.frontmatter_set(args.path, parse_assignments(args.pairs), settings))
+    return 0

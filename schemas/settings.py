@@ -1,0 +1,74 @@
+"""Settings: the one configuration shape of a workspace.
+
+Sources, lowest priority first: `memflow.toml` in the workspace, `MEMFLOW_*` environment
+variables, keyword arguments. A model is a litellm model string; empty means offline.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+CONFIG_FILE = "memflow.toml"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MEMFLOW_", extra="forbid")
+
+    workspace: Path = Path(".")
+    # Layer directories: ReMe's names by default; a QwenPaw workspace sets
+    # session_dir="mem_session", daily_dir="memory", metadata_dir="mem_metadata".
+    session_dir: str = "session"
+    resource_dir: str = "resource"
+    daily_dir: str = "daily"
+    digest_dir: str = "digest"
+    metadata_dir: str = "metadata"
+    timezone: str = "UTC"
+
+    chat_model: str = ""
+    embedding_model: str = ""
+    model_api_base: str = ""
+    model_api_key: str = ""
+    model_timeout: float = 60.0
+    embedding_dimensions: int = 0
+
+    decode_errors: Literal["replace", "strict"] = "replace"
+    chunk_bytes: int = Field(default=2000, ge=200, le=4000)
+    keyword_tokenizer: Literal["jieba", "bigram"] = "jieba"
+
+    vector_weight: float = 0.7
+    keyword_weight: float = 0.3
+    rrf_k: int = 60
+    candidate_multiplier: int = 3
+
+    resource_max_bytes: int = 1024 * 1024
+    lock_timeout: float = 600.0
+
+    @field_validator("session_dir", "resource_dir", "daily_dir", "digest_dir", "metadata_dir")
+    @classmethod
+    def _plain_dir_name(cls, value: str) -> str:
+        if not value or "/" in value or "\\" in value or value in {".", ".."} or "\0" in value:
+            raise ValueError(f"layer directory must be a plain folder name, got {value!r}")
+        return value
+
+
+def load_settings(workspace: str | Path | None = None, **overrides: object) -> Settings:
+    """Settings for a workspace: toml file < environment < explicit overrides."""
+    from_env = Settings()
+    env_values = from_env.model_dump(include=from_env.model_fields_set)
+    root = Path(workspace) if workspace is not None else env_values.get("workspace", Path("."))
+    file_values = _read_toml(Path(root) / CONFIG_FILE)
+    merged = {**file_values, **env_values, **overrides, "workspace": Path(root).resolve()}
+    return Settings(**merged)
+
+
+def _read_toml(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    return data.get("memflow", data)

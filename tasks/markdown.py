@@ -1,0 +1,141 @@
+"""Markdown structure: frontmatter split, code masking, wikilinks, top-level blocks.
+
+The one module that imports mistletoe. mistletoe keeps parser state in module globals, so
+`blocks()` must be called serially, never from several threads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memflow.schemas.notes import Block, Link
+
+FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
+FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|#]+?)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
+TYPED_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?([A-Za-z_][\w-]*)::\s")
+ANCHOR_RE = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, real-file line number of the body's first line)."""
+    match = FRONTMATTER_RE.match(text)
+    if not match:
+        return None, text, 1
+    return match.group(1) or "", text[match.end():], match.group(0).count("\n") + 1
+
+
+def mask_code(lines: list[str]) -> list[str]:
+    """Lines with fenced code and inline code spans blanked out (same lengths)."""
+    out, fence = [], None
+    for line in lines:
+        opener = FENCE_RE.match(line)
+        if fence is not None:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = None
+            out.append(" " * len(line))
+            continue
+        if opener:
+            fence = opener.group(1)
+            out.append(" " * len(line))
+            continue
+        out.append(INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), line))
+    return out
+
+
+def iter_link_spans(text: str, first_line: int = 1) -> Iterator[tuple[int, int, int, re.Match]]:
+    """(line number, start col, end col, match) of each wikilink outside code."""
+    lines = text.split("\n")
+    for offset, masked in enumerate(mask_code(lines)):
+        if "[[" not in masked:
+            continue
+        for match in WIKILINK_RE.finditer(masked):
+            yield first_line + offset, match.start(), match.end(), match
+
+
+def parse_links(text: str, first_line: int = 1) -> list[Link]:
+    """Wikilinks of a text; literal targets (no `.md` added, no basename lookup)."""
+    lines = text.split("\n")
+    links = []
+    for line_no, _start, _end, match in iter_link_spans(text, first_line):
+        typed = TYPED_LINE_RE.match(lines[line_no - first_line])
+        links.append(Link(
+            target=match.group(1).strip(),
+            anchor=(match.group(2) or "").strip(),
+            label=(match.group(3) or "").strip(),
+            line=line_no,
+            kind=typed.group(1) if typed else "link",
+        ))
+    return links
+
+
+def rewrite_links(text: str, old: str, new: str) -> tuple[str, int]:
+    """Point every `[[old...]]` outside code at `new`, keeping anchors and labels."""
+    lines = text.split("\n")
+    count = 0
+    by_line: dict[int, list[tuple[int, int, re.Match]]] = {}
+    for line_no, start, end, match in iter_link_spans(text, 0):
+        if match.group(1).strip() == old:
+            by_line.setdefault(line_no, []).append((start, end, match))
+    for line_no, spans in by_line.items():
+        line = lines[line_no]
+        for start, end, match in reversed(spans):
+            anchor = f"#{match.group(2)}" if match.group(2) is not None else ""
+            label = f"|{match.group(3)}" if match.group(3) is not None else ""
+            line = line[:start] + f"[[{new}{anchor}{label}]]" + line[end:]
+            count += 1
+        lines[line_no] = line
+    return "\n".join(lines), count
+
+
+def parse_anchor(anchor: str) -> list[tuple[int, int]]:
+    """`L9`, `L9-L10,L15-L20` -> [(9, 9)], [(9, 10), (15, 20)]; other anchors -> []."""
+    ranges = []
+    for part in anchor.split(","):
+        match = ANCHOR_RE.match(part.strip())
+        if not match:
+            return []
+        start = int(match.group(1))
+        end = int(match.group(2) or start)
+        ranges.append((min(start, end), max(start, end)))
+    return ranges
+
+
+_KINDS = {
+    "Heading": "heading", "SetextHeading": "heading", "Paragraph": "paragraph", "List": "list",
+    "Table": "table", "CodeFence": "fence", "BlockCode": "code", "Quote": "quote",
+    "HtmlBlock": "html", "ThematicBreak": "other",
+}
+
+
+def blocks(body: str, first_line: int = 1) -> list[Block]:
+    """Top-level blocks of a Markdown body with real-file line ranges (blank lines trimmed)."""
+    from mistletoe import Document
+
+    lines = body.split("\n")
+    doc = Document(lines_with_ends(lines))
+    children = [c for c in doc.children if getattr(c, "line_number", None)]
+    out = []
+    for index, child in enumerate(children):
+        start = child.line_number
+        end = children[index + 1].line_number - 1 if index + 1 < len(children) else len(lines)
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        kind = _KINDS.get(type(child).__name__, "other")
+        items = ()
+        if kind == "list":
+            items = tuple(i.line_number + first_line - 1 for i in child.children
+                          if getattr(i, "line_number", None))
+        out.append(Block(kind, start + first_line - 1, end + first_line - 1,
+                         getattr(child, "level", 0) if kind == "heading" else 0, items))
+    return out
+
+
+def lines_with_ends(lines: list[str]) -> list[str]:
+    return [line + "\n" for line in lines]

@@ -1,0 +1,177 @@
+"""Workspace layout and path safety.
+
+Every path that comes from data or a person (note names, session ids, wikilink targets, move
+targets, resource names) goes through `safe_path`, which resolves it inside the workspace or
+raises `PathError`. Session ids must match `SESSION_ID_PATTERN`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path, PurePosixPath
+
+from memflow.schemas.settings import Settings
+
+# Letters, digits, dot, underscore and dash; starts with a letter or digit; at most 128 chars.
+SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+BUCKETS = ("personal", "procedure", "wiki")
+
+
+class PathError(ValueError):
+    """A path that would leave the workspace or is not a valid workspace path."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+    session: str
+    resource: str
+    daily: str
+    digest: str
+    metadata: str
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / self.metadata / "index"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / self.metadata / "state"
+
+
+def layout(settings: Settings) -> Layout:
+    return Layout(
+        root=Path(settings.workspace).resolve(),
+        session=settings.session_dir,
+        resource=settings.resource_dir,
+        daily=settings.daily_dir,
+        digest=settings.digest_dir,
+        metadata=settings.metadata_dir,
+    )
+
+
+def safe_path(root: Path, rel: str) -> Path:
+    """Resolve a workspace-relative path inside `root`, or raise PathError saying why."""
+    if not isinstance(rel, str) or not rel.strip():
+        raise PathError("empty path")
+    if "\0" in rel:
+        raise PathError(f"path contains a NUL byte: {rel!r}")
+    posix = rel.replace("\\", "/")
+    if posix.startswith("/") or re.match(r"^[A-Za-z]:", posix):
+        raise PathError(f"absolute paths are not allowed: {rel}")
+    parts = PurePosixPath(posix).parts
+    if ".." in parts:
+        raise PathError(f"'..' is not allowed in a workspace path: {rel}")
+    root = root.resolve()
+    target = (root / posix).resolve()
+    if target != root and not target.is_relative_to(root):
+        raise PathError(f"path leaves the workspace through a symlink: {rel}")
+    return target
+
+
+def rel_path(root: Path, path: Path) -> str:
+    return path.resolve().relative_to(root.resolve()).as_posix()
+
+
+def check_session_id(session_id: str) -> str:
+    if not SESSION_ID_PATTERN.match(session_id or "") or ".." in session_id:
+        raise PathError(
+            f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-' "
+            "(start with a letter or digit, at most 128 characters)"
+        )
+    return session_id
+
+
+def init_workspace(lay: Layout) -> list[str]:
+    """Create the layer folders (idempotent); returns the folders that were created."""
+    wanted = [
+        f"{lay.session}/dialog",
+        lay.resource,
+        lay.daily,
+        *(f"{lay.digest}/{bucket}" for bucket in BUCKETS),
+        f"{lay.metadata}/index",
+        f"{lay.metadata}/state",
+    ]
+    created = []
+    for rel in wanted:
+        path = lay.root / rel
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            created.append(rel)
+    readme = lay.state_dir / "README.md"
+    if not readme.exists():
+        readme.write_text(STATE_README, encoding="utf-8")
+    return created
+
+
+STATE_README = """# metadata/state
+
+What cannot be derived from the Markdown files lives here; keep it with backups.
+
+- `lock.json`: the workspace lock held by the job writing now (safe to delete when no job runs).
+- `index_watermark.json`: when the index last ran (also lets search tell a stale index).
+- `inbox.jsonl`: one event per job that changed files.
+- `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed.
+- `dream_runs/<run_id>/`: pre-images of digest nodes touched by a dream run, for rollback.
+
+Everything under `metadata/index/` is derived: delete it and run `memflow reindex`.
+"""
+
+
+def layer_of(lay: Layout, rel: str) -> str | None:
+    top = rel.split("/", 1)[0]
+    names = {lay.session: "session", lay.resource: "resource", lay.daily: "daily",
+             lay.digest: "digest", lay.metadata: "metadata"}
+    return names.get(top)
+
+
+def is_day_index(lay: Layout, rel: str) -> bool:
+    """`daily/<date>.md` (ReMe) or `<daily>/<date>/index.md` (QwenPaw)."""
+    pattern = rf"^{re.escape(lay.daily)}/\d{{4}}-\d{{2}}-\d{{2}}(\.md|/index\.md)$"
+    return re.match(pattern, rel) is not None
+
+
+def kind_of(lay: Layout, rel: str) -> str:
+    if is_day_index(lay, rel):
+        return "day_index"
+    if rel.endswith("/interests.yaml"):
+        return "interests"
+    return "note"
+
+
+def date_of(rel: str) -> date | None:
+    """The first YYYY-MM-DD in a path, if it is a real date."""
+    match = DATE_RE.search(rel)
+    if not match:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
+def iter_files(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",)) -> list[str]:
+    """Workspace-relative paths of regular files under `folders`, sorted; skips hidden files
+    and symlinks that leave the workspace."""
+    found = []
+    root = lay.root
+    for folder in folders:
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*"):
+            if not path.name.endswith(suffixes) or any(p.startswith(".") for p in path.relative_to(root).parts):
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                continue
+            if path.is_file():
+                found.append(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def markdown_files(lay: Layout) -> list[str]:
+    """Every Markdown file a person or the system wrote (all layers but metadata)."""
+    return iter_files(lay, [lay.session, lay.resource, lay.daily, lay.digest])

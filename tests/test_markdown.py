@@ -1,0 +1,73 @@
+from memflow.schemas.notes import Link
+from memflow.tasks.markdown import blocks, parse_anchor, parse_links, rewrite_links
+from memflow.tasks.notes import parse_note, render_note
+
+
+def test_wikilink_forms_parse_to_target_anchor_label_and_line():
+    text = "a [[x/y.md]]\nb [[x/z.md|Zed]] and [[p.md#L9]]\n[[q.md#L9-L10,L15-L20|lbl]]"
+    assert parse_links(text) == [
+        Link("x/y.md", "", "", 1), Link("x/z.md", "", "Zed", 2), Link("p.md", "L9", "", 2),
+        Link("q.md", "L9-L10,L15-L20", "lbl", 3),
+    ]
+
+
+def test_targets_are_literal():
+    assert parse_links("[[notes/foo]]")[0].target == "notes/foo"
+
+
+def test_typed_lines_give_link_kind():
+    links = parse_links("derived_from:: [[daily/a.md]]\n- relates_to:: [[digest/b.md]]\n[[c.md]]")
+    assert [(l.target, l.kind) for l in links] == [
+        ("daily/a.md", "derived_from"), ("digest/b.md", "relates_to"), ("c.md", "link")]
+
+
+def test_links_in_code_fences_and_inline_code_are_not_links():
+    text = "```md\n[[in/fence.md]]\n```\nuse `[[inline.md]]` or [[real.md]]\n~~~\n[[t.md]]\n~~~"
+    assert [l.target for l in parse_links(text)] == ["real.md"]
+
+
+def test_line_numbers_offset_by_first_line():
+    assert parse_links("x\n[[a.md]]", first_line=5)[0].line == 6
+
+
+def test_anchor_ranges():
+    assert parse_anchor("L9") == [(9, 9)]
+    assert parse_anchor("L9-L10,L15-L20") == [(9, 10), (15, 20)]
+    assert parse_anchor("heading") == []
+
+
+def test_rewrite_keeps_anchor_label_and_code():
+    text = "[[b.md#L2]] [[b.md|B]] [[b.md]] `[[b.md]]` [[b.mdx]]\r\n"
+    new, count = rewrite_links(text, "b.md", "c.md")
+    assert count == 3
+    assert new == "[[c.md#L2]] [[c.md|B]] [[c.md]] `[[b.md]]` [[b.mdx]]\r\n"
+
+
+def test_frontmatter_keys_order_types_and_dates_round_trip():
+    src = "---\nname: N\ndescription: D\nday: 2026-01-02\ntags:\n- a\n- b\nscore: 3\n---\nbody\n"
+    note = parse_note("x.md", src)
+    assert list(note.metadata) == ["name", "description", "day", "tags", "score"]
+    assert note.metadata["day"].isoformat() == "2026-01-02"
+    assert note.body_start == 10
+    assert render_note(note.metadata, note.body) == src
+
+
+def test_malformed_frontmatter_is_read_as_markdown(caplog):
+    src = "---\nname: [unclosed\n---\n# Title\n"
+    note = parse_note("bad.md", src)
+    assert note.warning.startswith("malformed frontmatter")
+    assert note.body == src and note.metadata == {}
+    assert "malformed frontmatter" in caplog.text
+
+
+def test_crlf_is_normalised_for_parsing():
+    note = parse_note("x.md", "---\r\nname: N\r\n---\r\nline\r\n")
+    assert note.name == "N" and note.body == "line\n"
+
+
+def test_blocks_have_real_file_lines():
+    body = "# T\n\npara\n\n- a\n- b\n\n| h |\n|---|\n| 1 |\n\n```py\nx\n```\n"
+    got = [(b.kind, b.start, b.end) for b in blocks(body, first_line=4)]
+    assert got == [("heading", 4, 4), ("paragraph", 6, 6), ("list", 8, 9), ("table", 11, 13),
+                   ("fence", 15, 17)]
+    assert blocks(body, 4)[2].items == (8, 9)

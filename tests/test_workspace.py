@@ -1,0 +1,88 @@
+import os
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from memflow.schemas.settings import load_settings
+from memflow.tasks.workspace import (
+    PathError, check_session_id, date_of, init_workspace, is_day_index, kind_of, layout, safe_path,
+)
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "daily/../../x", "/etc/passwd", "a\0b",
+                                 "..", "", "C:/x", "..\\x"])
+def test_traversal_attempts_are_rejected(tmp_path, bad):
+    with pytest.raises(PathError):
+        safe_path(tmp_path, bad)
+
+
+def test_symlink_leaving_workspace_is_rejected(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "link").symlink_to(outside)
+    with pytest.raises(PathError, match="symlink"):
+        safe_path(ws, "link/secret.md")
+
+
+def test_symlink_inside_workspace_is_allowed(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    assert safe_path(tmp_path, "alias/x.md") == (tmp_path / "real" / "x.md").resolve()
+
+
+@pytest.mark.parametrize("sid", ["abc", "conv-26_s1", "A.b-c_9"])
+def test_valid_session_ids(sid):
+    assert check_session_id(sid) == sid
+
+
+@pytest.mark.parametrize("sid", ["", "../x", "a/b", ".hidden", "a b", "x" * 200, "a..b"])
+def test_invalid_session_ids(sid):
+    with pytest.raises(PathError):
+        check_session_id(sid)
+
+
+def test_init_creates_layers_and_is_idempotent(tmp_path):
+    lay = layout(load_settings(tmp_path))
+    created = init_workspace(lay)
+    for rel in ["session/dialog", "resource", "daily", "digest/personal", "digest/procedure",
+                "digest/wiki", "metadata/index", "metadata/state"]:
+        assert (tmp_path / rel).is_dir()
+        assert rel in created
+    assert init_workspace(lay) == []
+    assert (tmp_path / "metadata/state/README.md").exists()
+
+
+def test_qwenpaw_layout_needs_only_directory_names(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMFLOW_SESSION_DIR", "mem_session")
+    monkeypatch.setenv("MEMFLOW_DAILY_DIR", "memory")
+    monkeypatch.setenv("MEMFLOW_METADATA_DIR", "mem_metadata")
+    lay = layout(load_settings(tmp_path))
+    init_workspace(lay)
+    assert (tmp_path / "mem_session/dialog").is_dir()
+    assert (tmp_path / "mem_metadata/state").is_dir()
+    assert is_day_index(lay, "memory/2026-01-02/index.md")
+    assert is_day_index(lay, "memory/2026-01-02.md")
+    assert not is_day_index(lay, "memory/2026-01-02/notes.md")
+    assert kind_of(lay, "memory/2026-01-02/index.md") == "day_index"
+
+
+def test_settings_from_toml_env_and_overrides(tmp_path, monkeypatch):
+    (tmp_path / "memflow.toml").write_text('timezone = "Asia/Shanghai"\nchunk_bytes = 1500\n')
+    assert load_settings(tmp_path).timezone == "Asia/Shanghai"
+    monkeypatch.setenv("MEMFLOW_CHUNK_BYTES", "1800")
+    assert load_settings(tmp_path).chunk_bytes == 1800
+    assert load_settings(tmp_path, chunk_bytes=1000).chunk_bytes == 1000
+
+
+def test_settings_reject_unsafe_layer_names(tmp_path):
+    with pytest.raises(ValueError):
+        load_settings(tmp_path, daily_dir="../x")
+
+
+def test_date_of_path():
+    assert date_of("daily/2026-03-04/x.md") == date(2026, 3, 4)
+    assert date_of("daily/2026-13-04/x.md") is None
+    assert date_of("digest/wiki/x.md") is None
