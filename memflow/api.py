@@ -77,3 +77,51 @@ def frontmatter_set(path: str, values: dict, workspace: WorkspaceArg = None) -> 
     from memflow.tasks.fileops import fm_set
 
     return fm_set(_layout(workspace), path, values)
+
+
+def index(workspace: WorkspaceArg = None):
+    """Incremental index (takes the workspace lock); returns an IndexSummary."""
+    from memflow.tasks.indexing import run_index
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.workspace import layout
+
+    settings = settings_for(workspace)
+    with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_timeout):
+        return run_index(settings)
+
+
+def reindex(workspace: WorkspaceArg = None):
+    """Delete metadata/index/ and rebuild it from the files; returns an IndexSummary."""
+    from memflow.tasks.indexing import run_reindex
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.workspace import layout
+
+    settings = settings_for(workspace)
+    with workspace_lock(layout(settings).state_dir, "reindex", wait=settings.lock_timeout):
+        return run_reindex(settings)
+
+
+def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score: float = 0.0,
+           layer: str | None = None, prefix: str | None = None, since=None, until=None,
+           include_day_index: bool = False, explain: bool = False):
+    """Hybrid search; returns a SearchResponse (`.results`, `.watermark`, hit counts).
+
+    `since`/`until` are dates (or ISO strings) matched against the date in a note's path.
+    """
+    from memflow.schemas.recall import Filters
+    from memflow.tasks.recall import search as run_search
+
+    kinds = ("note", "day_index") if include_day_index else ("note",)
+    filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds)
+    return run_search(settings_for(workspace), query, limit, min_score, filters, explain)
+
+
+def auto_memory_search(message: str, workspace: WorkspaceArg = None, max_results: int = 2,
+                       min_score: float | None = None) -> list[dict]:
+    """For agent hosts: search with the first 100 characters of a user message and return an
+    assistant `tool_calls` message plus the `tool` message answering it (OpenAI format)."""
+    from memflow.tasks.presenting import tool_call_messages
+
+    query = " ".join(message.split())[:100]
+    response = search(query, workspace, limit=max_results, min_score=min_score or 0.0)
+    return tool_call_messages(query, response, max_results)

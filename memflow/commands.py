@@ -106,3 +106,68 @@ def cmd_fm(args: argparse.Namespace) -> int:
     with lock:
         dump_json(api.frontmatter_set(args.path, parse_assignments(args.pairs), settings))
     return 0
+
+
+def use_prefect(args: argparse.Namespace) -> bool:
+    import os
+
+    return bool(args.prefect or os.environ.get("PREFECT_API_URL"))
+
+
+def progress_bar(label: str):
+    """A tqdm bar on stderr for long runs (only on a terminal)."""
+    def factory(total: int):
+        if total < 50 or not sys.stderr.isatty():
+            return None
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc=label, unit="file", file=sys.stderr, leave=False)
+        return bar.update
+    return factory
+
+
+def _index(args: argparse.Namespace, full: bool) -> int:
+    settings = api.settings_for(workspace_of(args))
+    if use_prefect(args):
+        from memflow.flows.index import index_flow, reindex_flow
+
+        from memflow.schemas.tables import IndexSummary
+
+        result = (reindex_flow if full else index_flow)(str(settings.workspace))
+        summary = IndexSummary(**result)
+    else:
+        from memflow.tasks.indexing import run_index, run_reindex
+        from memflow.tasks.lock import workspace_lock
+        from memflow.tasks.workspace import layout
+
+        with workspace_lock(layout(settings).state_dir, "reindex" if full else "index"):
+            summary = (run_reindex if full else run_index)(settings, progress_bar("index"))
+    if args.json:
+        dump_json(summary.model_dump())
+    else:
+        print(summary.line())
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    return _index(args, full=False)
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    return _index(args, full=True)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    import logging
+
+    from memflow.tasks.presenting import render_response
+
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
+                          args.prefix, args.since, args.until, args.all_kinds, args.explain)
+    print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
+    if args.json:
+        print(response.model_dump_json(indent=2, exclude_none=False))
+    else:
+        print(render_response(response, args.explain))
+    return 0

@@ -38,7 +38,7 @@ class Settings(BaseSettings):
 
     decode_errors: Literal["replace", "strict"] = "replace"
     chunk_bytes: int = Field(default=2000, ge=200, le=4000)
-    keyword_tokenizer: Literal["jieba", "bigram"] = "jieba"
+    keyword_tokenizer: Literal["jieba", "bigram"] = "bigram"
 
     vector_weight: float = 0.7
     keyword_weight: float = 0.3

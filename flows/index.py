@@ -1,0 +1,34 @@
+"""Index flows: `index` (incremental) and `reindex` (rebuild metadata/index/ from the files)."""
+
+from __future__ import annotations
+
+from prefect import flow, task
+
+from memflow import __version__
+from memflow.schemas.settings import load_settings
+from memflow.tasks.indexing import run_index, run_reindex
+from memflow.tasks.lock import workspace_lock
+from memflow.tasks.workspace import layout
+
+index_task = task(run_index, name="index-workspace")
+reindex_task = task(run_reindex, name="reindex-workspace")
+
+
+@flow(name="index", version=__version__, log_prints=True)
+def index_flow(workspace: str) -> dict:
+    """Index what changed under daily/ and digest/; returns the index summary."""
+    settings = load_settings(workspace)
+    with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_timeout):
+        summary = index_task(settings)
+    print(summary.line())
+    return summary.model_dump()
+
+
+@flow(name="reindex", version=__version__, log_prints=True)
+def reindex_flow(workspace: str) -> dict:
+    """Delete the derived index and rebuild it from the Markdown files."""
+    settings = load_settings(workspace)
+    with workspace_lock(layout(settings).state_dir, "reindex", wait=settings.lock_timeout):
+        summary = reindex_task(settings)
+    print(summary.line())
+    return summary.model_dump()

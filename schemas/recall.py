@@ -1,0 +1,53 @@
+"""Shapes of search: filters, results with their links, the response."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pydantic import BaseModel, Field
+
+
+class Filters(BaseModel):
+    """Applied inside each branch before its top-k."""
+
+    layer: str | None = None  # "daily" or "digest"
+    prefix: str | None = None  # workspace path prefix
+    since: date | None = None  # date from the path, inclusive
+    until: date | None = None
+    kinds: tuple[str, ...] = ("note",)  # day-index pages are left out unless asked for
+
+
+class LinkInfo(BaseModel):
+    direction: str  # "out" or "in"
+    path: str  # the neighbour
+    line: int  # line of the link in its source file
+    anchor: str = ""
+    label: str = ""
+    kind: str = "link"
+    name: str = ""
+    description: str = ""
+    lines: str = ""  # out-link with a line anchor: the anchored lines; in-link: the citing line
+
+
+class SearchResult(BaseModel):
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    vector: float | None = None
+    keyword: float | None = None
+    heading_path: str = ""
+    name: str = ""
+    description: str = ""
+    links: list[LinkInfo] = Field(default_factory=list)
+    explain: dict | None = None
+
+
+class SearchResponse(BaseModel):
+    query: str
+    results: list[SearchResult]
+    watermark: dict
+    vector_hits: int
+    keyword_hits: int

@@ -1,0 +1,70 @@
+"""Arrow schemas of the derived index tables under `metadata/index/` and the index summary."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pydantic import BaseModel
+
+SCHEMA_VERSION = "1"
+
+FILES = pa.schema([
+    pa.field("path", pa.string(), nullable=False),
+    pa.field("layer", pa.string()),
+    pa.field("kind", pa.string()),
+    pa.field("size", pa.int64()),
+    pa.field("mtime_ns", pa.int64()),
+    pa.field("sha256", pa.string()),
+    pa.field("pipeline", pa.string()),
+    pa.field("name", pa.string()),
+    pa.field("description", pa.string()),
+])
+
+CHUNKS = pa.schema([
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("path", pa.string()),
+    pa.field("layer", pa.string()),
+    pa.field("kind", pa.string()),
+    pa.field("date", pa.date32()),
+    pa.field("start_line", pa.int32()),
+    pa.field("end_line", pa.int32()),
+    pa.field("heading_path", pa.string()),
+    pa.field("text", pa.string()),
+    pa.field("name", pa.string()),  # frontmatter name/description: on the note's first chunk only
+    pa.field("description", pa.string()),
+    pa.field("n_tokens", pa.int32()),  # cl100k_base
+    pa.field("terms", pa.list_(pa.string())),  # keyword tokens, cached so BM25 rebuilds skip them
+])
+
+LINKS = pa.schema([
+    pa.field("source", pa.string()),
+    pa.field("line", pa.int32()),
+    pa.field("target", pa.string()),
+    pa.field("anchor", pa.string()),
+    pa.field("label", pa.string()),
+    pa.field("kind", pa.string()),
+])
+
+
+def vectors_schema(dims: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("model", pa.string()),
+        pa.field("dims", pa.int32()),
+        pa.field("vector", pa.list_(pa.float32(), dims)),
+    ])
+
+
+class IndexSummary(BaseModel):
+    added: int = 0
+    modified: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    chunks: int = 0  # chunks written by this run
+    total_chunks: int = 0
+    vectors: int = 0  # vectors embedded by this run
+    keyword_rebuilt: bool = False
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        return (f"indexed: added={self.added} modified={self.modified} deleted={self.deleted} "
+                f"unchanged={self.unchanged} chunks={self.chunks} seconds={self.seconds:.2f}")

@@ -1,0 +1,201 @@
+"""Stage 2, index: Markdown under daily/ and digest/ -> chunks, links, BM25 and vectors.
+
+`run_index` plans by content hash (`plan_index`), re-chunks only added and modified files and
+writes in an order that keeps the index consistent if the process dies: a file's chunks and
+links first, its `files` row last; the keyword index is rebuilt whenever the chunks table moved
+past the version it was built from. The caller holds the workspace lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+
+from memflow.schemas.settings import Settings
+from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
+from memflow.tasks import chunking
+from memflow.tasks.markdown import parse_links
+from memflow.tasks.notes import parse_note
+from memflow.tasks.planning import DiskFile, plan_index, needs_hash
+from memflow.tasks.stores import keyword
+from memflow.tasks.stores.files import atomic_write_json, decode, read_json
+from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.tokenize import tokenize, tokenizer_id
+from memflow.tasks.tokens import count_tokens
+from memflow.tasks.workspace import Layout, date_of, iter_files, kind_of, layer_of, layout
+
+log = logging.getLogger("memflow.index")
+BATCH = 256
+Progress = Callable[[int], None]
+
+
+def pipeline_version(settings: Settings) -> str:
+    """Changes whenever chunks would come out differently: chunker, tokenizer, schema."""
+    parts = f"{SCHEMA_VERSION}|{settings.chunk_bytes}|{tokenizer_id(settings.keyword_tokenizer)}"
+    return hashlib.sha256(parts.encode()).hexdigest()[:12]
+
+
+def indexed_files(lay: Layout) -> list[str]:
+    return iter_files(lay, [lay.daily, lay.digest])
+
+
+def scan(lay: Layout, catalog: dict, pipeline: str) -> dict[str, DiskFile]:
+    """Stat every indexed file; hash only those whose stat or pipeline differ from the catalog."""
+    disk = {}
+    for rel in indexed_files(lay):
+        stat = (lay.root / rel).stat()
+        entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns)
+        if needs_hash(entry, catalog.get(rel), pipeline):
+            digest = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+            entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns, digest)
+        disk[rel] = entry
+    return disk
+
+
+def chunk_id(path: str, start: int, end: int, text: str) -> str:
+    return hashlib.sha256(f"{path}\0{start}\0{end}\0{text}".encode()).hexdigest()
+
+
+def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes,
+               pipeline: str) -> tuple[dict, list[dict], list[dict]]:
+    """One file's bytes -> (files row, chunk rows, link rows)."""
+    note = parse_note(rel, decode(data, settings.decode_errors, rel))
+    layer, kind, day = layer_of(lay, rel), kind_of(lay, rel), date_of(rel)
+    chunks = []
+    for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
+        name, desc = (note.name, note.description) if n == 0 else ("", "")
+        terms = tokenize("\n".join((name, desc, piece.text)), settings.keyword_tokenizer)
+        chunks.append({
+            "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
+            "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
+            "heading_path": piece.heading_path, "text": piece.text, "name": name,
+            "description": desc, "n_tokens": count_tokens(piece.text), "terms": terms,
+        })
+    links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
+              "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
+    row = {"path": rel, "layer": layer, "kind": kind, "size": len(data), "mtime_ns": 0,
+           "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline,
+           "name": note.name, "description": note.description}
+    return row, chunks, links
+
+
+def _batches(items: list[str], size: int) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: list[str],
+                  pipeline: str, progress: Progress | None = None) -> int:
+    """Re-chunk `paths` batch by batch; returns the number of chunks written."""
+    written = 0
+    for batch in _batches(paths, BATCH):
+        file_rows, chunk_rows, link_rows = [], [], []
+        for rel in batch:
+            path = lay.root / rel
+            stat = path.stat()
+            row, chunks, links = build_rows(lay, settings, rel, path.read_bytes(), pipeline)
+            row["mtime_ns"] = stat.st_mtime_ns
+            file_rows.append(row)
+            chunk_rows.extend(chunks)
+            link_rows.extend(links)
+        store.replace_paths(batch, chunk_rows, link_rows)
+        store.put_files(file_rows)  # last: a crash before this line re-does the batch
+        written += len(chunk_rows)
+        if progress:
+            progress(len(batch))
+    return written
+
+
+def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
+    folder = keyword_dir(lay, settings)
+    table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
+    terms = table.column("terms").to_pylist()
+    keyword.build(folder, table.drop_columns(["terms"]), terms,
+                  {"chunks_version": store.chunks_version(), "tokenizer": settings.keyword_tokenizer})
+
+
+def keyword_dir(lay: Layout, settings: Settings):
+    return lay.index_dir / "keyword" / tokenizer_id(settings.keyword_tokenizer)
+
+
+def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
+    meta = keyword.read_meta(keyword_dir(lay, settings))
+    return meta is None or meta.get("chunks_version") != store.chunks_version()
+
+
+def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,
+              embed: bool = True) -> IndexSummary:
+    """Incremental index of a workspace; returns counts. The caller holds the workspace lock."""
+    started = time.perf_counter()
+    lay = layout(settings)
+    store = IndexStore(lay.index_dir / "lance")
+    pipeline = pipeline_version(settings)
+    catalog = store.catalog()
+    plan = plan_index(scan(lay, catalog, pipeline), catalog, pipeline)
+    todo = plan.added + plan.modified
+    progress = progress_factory(len(todo)) if progress_factory and todo else None
+    written = apply_changes(store, lay, settings, todo, pipeline, progress)
+    if plan.deleted:
+        store.replace_paths(plan.deleted, [], [])
+        store.delete_files(plan.deleted)
+    if plan.touched:
+        rows = [build_rows(lay, settings, rel, (lay.root / rel).read_bytes(), pipeline)[0]
+                for rel in plan.touched]
+        for row in rows:
+            row["mtime_ns"] = (lay.root / row["path"]).stat().st_mtime_ns
+        store.put_files(rows)
+    vectors = 0
+    if embed and settings.embedding_model:
+        from memflow.tasks.vectors import backfill_vectors
+
+        vectors = backfill_vectors(store, settings)
+    rebuilt = plan.changed or keyword_stale(store, lay, settings)
+    if rebuilt:
+        store.compact()
+        rebuild_keyword(store, lay, settings)
+    summary = IndexSummary(
+        added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
+        unchanged=len(plan.unchanged), chunks=written, total_chunks=store.count_chunks(),
+        vectors=vectors, keyword_rebuilt=rebuilt, seconds=time.perf_counter() - started)
+    write_watermark(lay, summary)
+    return summary
+
+
+def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
+    """Delete everything derived under metadata/index/ and index from the files."""
+    lay = layout(settings)
+    if lay.index_dir.exists():
+        shutil.rmtree(lay.index_dir)
+    return run_index(settings, progress_factory)
+
+
+WATERMARK = "watermark.json"
+
+
+def write_watermark(lay: Layout, summary: IndexSummary) -> None:
+    atomic_write_json(lay.index_dir / WATERMARK, {
+        "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "indexed_at_ns": time.time_ns(),
+        "files": summary.added + summary.modified + summary.unchanged,
+        "chunks": summary.total_chunks,
+    })
+
+
+def watermark(lay: Layout) -> dict:
+    """When the index last ran and how many indexed files changed since (stat only)."""
+    mark = read_json(lay.index_dir / WATERMARK, None)
+    if mark is None:
+        return {"indexed_at": None, "changed_since": None, "stale": True}
+    since = mark["indexed_at_ns"]
+    files = indexed_files(lay)
+    changed = sum(1 for rel in files if (lay.root / rel).stat().st_mtime_ns > since)
+    changed += abs(len(files) - mark["files"]) if changed == 0 else 0
+    return {"indexed_at": mark["indexed_at"], "changed_since": changed, "stale": changed > 0,
+            "files": mark["files"], "chunks": mark["chunks"]}
+
+
+__all__ = ["run_index", "run_reindex", "pipeline_version", "watermark"]

@@ -1,0 +1,171 @@
+"""Stage 4, recall: hybrid search over the index with link expansion.
+
+BM25 always; vectors when an embedding model is configured. Each branch filters before its own
+top-k (limit x candidate_multiplier, at most 200), then weighted reciprocal-rank fusion. Results
+carry their 1-hop out- and in-links with the neighbour's name and description.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
+from memflow.schemas.settings import Settings
+from memflow.tasks.fusion import active_weights, rrf
+from memflow.tasks.indexing import keyword_dir, watermark
+from memflow.tasks.markdown import parse_anchor
+from memflow.tasks.stores import keyword
+from memflow.tasks.stores.files import read_text
+from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.tokenize import tokenize
+from memflow.tasks.workspace import Layout, PathError, layout, safe_path
+
+log = logging.getLogger("memflow.recall")
+MAX_CANDIDATES = 200
+RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
+                  "description"]
+_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
+
+
+class IndexMissing(LookupError):
+    """The workspace has no index yet."""
+
+
+def load_keyword(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
+    folder = keyword_dir(lay, settings)
+    gen = keyword.current_dir(folder)
+    if gen is None:
+        raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
+    cached = _KEYWORD_CACHE.get(folder)
+    if cached and cached[0] == gen.name:
+        return cached[1]
+    index = keyword.load(folder)
+    _KEYWORD_CACHE[folder] = (gen.name, index)
+    return index
+
+
+def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
+    mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))
+    if filters.layer:
+        mask = pc.and_(mask, pc.equal(docs["layer"], filters.layer))
+    if filters.prefix:
+        mask = pc.and_(mask, pc.starts_with(docs["path"], filters.prefix))
+    if filters.since:
+        mask = pc.and_(mask, pc.greater_equal(docs["date"], pa.scalar(filters.since)))
+    if filters.until:
+        mask = pc.and_(mask, pc.less_equal(docs["date"], pa.scalar(filters.until)))
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
+def filter_sql(filters: Filters) -> str:
+    def q(value: str) -> str:
+        return "'" + value.replace("'", "''") + "'"
+
+    parts = [f"kind IN ({', '.join(q(k) for k in filters.kinds)})"]
+    if filters.layer:
+        parts.append(f"layer = {q(filters.layer)}")
+    if filters.prefix:
+        escaped = filters.prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        parts.append(f"path LIKE {q(escaped + '%')} ESCAPE '\\'")
+    if filters.since:
+        parts.append(f"date >= date '{filters.since.isoformat()}'")
+    if filters.until:
+        parts.append(f"date <= date '{filters.until.isoformat()}'")
+    return " AND ".join(parts)
+
+
+def keyword_branch(index: keyword.KeywordIndex, query: str, n: int, filters: Filters,
+                   tokenizer: str) -> list[tuple[str, float]]:
+    hits = keyword.top_k(index, tokenize(query, tokenizer), n, filter_mask(index.docs, filters))
+    ids = index.docs.column("id")
+    return [(ids[row].as_py(), score) for row, score in hits]
+
+
+def vector_branch(store: IndexStore, settings: Settings, query: str, n: int,
+                  filters: Filters) -> list[tuple[str, float]]:
+    from memflow.tasks.vectors import embed_query
+
+    vector, dims = embed_query(settings, query)
+    return store.vector_search(settings.embedding_model, dims, vector, n, filter_sql(filters))
+
+
+def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
+           filters: Filters | None = None, explain: bool = False,
+           link_limit: int = 10) -> SearchResponse:
+    """Query -> ranked results with links, the index watermark and each branch's hit count.
+
+    The score is weighted RRF: `sum w_b / (rrf_k + rank_b)`; with vectors off the keyword branch
+    has weight 1, so the first result scores 1/61 = 0.0164. `min_score` drops results below it.
+    """
+    if not query.strip():
+        raise ValueError("empty query")
+    filters = filters or Filters()
+    lay = layout(settings)
+    index = load_keyword(lay, settings)
+    store = IndexStore(lay.index_dir / "lance")
+    n = min(max(limit, 1) * settings.candidate_multiplier, MAX_CANDIDATES)
+    rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
+    vectors_on = bool(settings.embedding_model)
+    if vectors_on:
+        rankings["vector"] = vector_branch(store, settings, query, n, filters)
+    weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
+    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score][:limit]
+    rows = {r["id"]: r for r in store.chunks_by_id([f.id for f in fused], RESULT_COLUMNS)}
+    results = []
+    for f in fused:
+        row = rows.get(f.id)
+        if row is None:
+            continue  # the keyword index is newer or older than the table by one write
+        result = SearchResult(**row, score=f.score, vector=f.raw.get("vector"),
+                              keyword=f.raw.get("keyword"))
+        if explain:
+            result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
+                              "rrf_k": settings.rrf_k, "candidates_per_branch": n}
+        results.append(result)
+    expand_links(store, lay, results, link_limit)
+    vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
+    log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
+    return SearchResponse(query=query, results=results, watermark=watermark(lay),
+                          vector_hits=vector_hits, keyword_hits=keyword_hits)
+
+
+def _anchored_lines(lay: Layout, path: str, anchor: str, cache: dict[str, list[str]]) -> str:
+    ranges = parse_anchor(anchor) if anchor else []
+    if not ranges:
+        return ""
+    if path not in cache:
+        try:
+            cache[path] = read_text(safe_path(lay.root, path)).splitlines()
+        except (OSError, PathError):
+            cache[path] = []
+    lines = cache[path]
+    return "\n".join(line for a, b in ranges for line in lines[a - 1:b])
+
+
+def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], limit: int) -> None:
+    """Attach each result's 1-hop out-links and in-links (at most `limit` per direction)."""
+    paths = sorted({r.path for r in results})
+    if not paths or limit <= 0:
+        return
+    rows = store.links_of(paths).to_pylist()
+    neighbours = {row["target"] for row in rows} | {row["source"] for row in rows}
+    info = store.files_by_path(sorted(neighbours))
+    cache: dict[str, list[str]] = {}
+    for result in results:
+        outs = [r for r in rows if r["source"] == result.path][:limit]
+        ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path][:limit]
+        for direction, group in (("out", outs), ("in", ins)):
+            for row in group:
+                other = row["target"] if direction == "out" else row["source"]
+                meta = info.get(other, {})
+                lines = (_anchored_lines(lay, other, row["anchor"], cache) if direction == "out"
+                         else _anchored_lines(lay, other, f"L{row['line']}", cache))
+                result.links.append(LinkInfo(
+                    direction=direction, path=other, line=row["line"], anchor=row["anchor"],
+                    label=row["label"], kind=row["kind"], name=meta.get("name") or "",
+                    description=meta.get("description") or "", lines=lines))

@@ -1,0 +1,105 @@
+"""The BM25 keyword index (bm25s), persisted under `metadata/index/keyword/<tokenizer-id>/`.
+
+The one module that imports bm25s. bm25s cannot append, so every update rebuilds the index from
+the token lists cached per chunk in the chunks table: tokenizing is the costly part and is done
+only for changed chunks, and an incremental update scores exactly like a full rebuild.
+
+Each build is written to a fresh `gen-<n>/` folder; the `CURRENT` file is then replaced
+atomically to point at it, so readers never see half an index.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from memflow.tasks.stores.files import atomic_write_text
+
+DOC_COLUMNS = ["id", "path", "layer", "kind", "date"]
+
+
+@dataclass
+class KeywordIndex:
+    retriever: object  # bm25s.BM25
+    docs: pa.Table  # DOC_COLUMNS, row i = BM25 document i
+    meta: dict
+
+    @property
+    def size(self) -> int:
+        return self.docs.num_rows
+
+
+def current_dir(folder: Path) -> Path | None:
+    pointer = folder / "CURRENT"
+    if not pointer.exists():
+        return None
+    target = folder / pointer.read_text(encoding="utf-8").strip()
+    return target if target.is_dir() else None
+
+
+def read_meta(folder: Path) -> dict | None:
+    gen = current_dir(folder)
+    if gen is None:
+        return None
+    return json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+
+
+def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict) -> Path:
+    """Build and swap in a new generation; older generations are removed."""
+    import bm25s
+
+    folder.mkdir(parents=True, exist_ok=True)
+    number = 1 + max((int(p.name[4:]) for p in folder.glob("gen-*") if p.name[4:].isdigit()),
+                     default=0)
+    gen = folder / f"gen-{number}"
+    gen.mkdir()
+    retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    if terms:
+        retriever.index(terms, show_progress=False)
+        retriever.save(str(gen / "bm25"), show_progress=False)
+    pq.write_table(docs.select(DOC_COLUMNS), gen / "docs.parquet")
+    (gen / "meta.json").write_text(json.dumps({**meta, "docs": docs.num_rows}), encoding="utf-8")
+    atomic_write_text(folder / "CURRENT", gen.name)
+    for old in folder.glob("gen-*"):
+        if old != gen:
+            shutil.rmtree(old, ignore_errors=True)
+    return gen
+
+
+def load(folder: Path) -> KeywordIndex | None:
+    import bm25s
+
+    gen = current_dir(folder)
+    if gen is None:
+        return None
+    meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+    docs = pq.read_table(gen / "docs.parquet")
+    retriever = None
+    if (gen / "bm25").is_dir():
+        retriever = bm25s.BM25.load(str(gen / "bm25"), mmap=True, show_progress=False, verbosity=0)
+    return KeywordIndex(retriever, docs, meta)
+
+
+def top_k(index: KeywordIndex, query: list[str], k: int,
+          mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """(document row, BM25 score) of the k best documents with score > 0 among `mask`."""
+    if index.retriever is None or not query:
+        return []
+    vocab = index.retriever.vocab_dict
+    known = [t for t in query if t in vocab]
+    if not known:
+        return []
+    scores = np.asarray(index.retriever.get_scores(known), dtype=np.float32)
+    if mask is not None:
+        scores = np.where(mask, scores, 0.0)
+    hits = np.flatnonzero(scores > 0)
+    if hits.size > k:
+        hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+    hits = hits[np.lexsort((hits, -scores[hits]))]
+    return [(int(i), float(scores[i])) for i in hits]

@@ -1,0 +1,147 @@
+"""LanceDB tables under `metadata/index/lance/`: files, chunks, links and vectors.
+
+The one module that imports lancedb. `IndexStore` owns the open connection. Writers delete a
+path's old rows before adding new ones, so re-applying a batch after a crash is idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pyarrow as pa
+
+from memflow.schemas.tables import CHUNKS, FILES, LINKS, vectors_schema
+from memflow.tasks.planning import CatalogFile
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+_IN_BATCH = 500  # values per `IN (...)` predicate
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _in(column: str, values: list[str]) -> str:
+    return f"{column} IN ({', '.join(_quote(v) for v in values)})"
+
+
+def vectors_table_name(model: str, dims: int) -> str:
+    import hashlib
+
+    return f"vectors_{hashlib.sha256(f'{model}|{dims}'.encode()).hexdigest()[:12]}"
+
+
+class IndexStore:
+    """Open index tables of one workspace (creates them when missing)."""
+
+    def __init__(self, folder: Path):
+        import lancedb
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self.db = lancedb.connect(str(folder))
+        self.files = self.db.create_table("files", schema=FILES, exist_ok=True)
+        self.chunks = self.db.create_table("chunks", schema=CHUNKS, exist_ok=True)
+        self.links = self.db.create_table("links", schema=LINKS, exist_ok=True)
+
+    # -- catalog -------------------------------------------------------------------------
+    def catalog(self) -> dict[str, CatalogFile]:
+        rows = self.files.to_arrow().select(["path", "size", "mtime_ns", "sha256", "pipeline"])
+        return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
+
+    def put_files(self, rows: list[dict]) -> None:
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=FILES)
+            (self.files.merge_insert("path").when_matched_update_all()
+             .when_not_matched_insert_all().execute(data))
+
+    def delete_files(self, paths: list[str]) -> None:
+        for i in range(0, len(paths), _IN_BATCH):
+            self.files.delete(_in("path", paths[i:i + _IN_BATCH]))
+
+    # -- chunks and links ----------------------------------------------------------------
+    def replace_paths(self, paths: list[str], chunks: list[dict], links: list[dict]) -> None:
+        """Drop every chunk and link of `paths`, then add the new rows."""
+        for i in range(0, len(paths), _IN_BATCH):
+            batch = paths[i:i + _IN_BATCH]
+            self.chunks.delete(_in("path", batch))
+            self.links.delete(_in("source", batch))
+        if chunks:
+            self.chunks.add(pa.Table.from_pylist(chunks, schema=CHUNKS))
+        if links:
+            self.links.add(pa.Table.from_pylist(links, schema=LINKS))
+
+    def chunk_columns(self, columns: list[str]) -> pa.Table:
+        return self.chunks.to_arrow().select(columns)
+
+    def chunks_by_id(self, ids: list[str], columns: list[str]) -> list[dict]:
+        if not ids:
+            return []
+        rows = (self.chunks.search().where(_in("id", ids)).select(columns)
+                .limit(len(ids)).to_arrow().to_pylist())
+        order = {chunk_id: n for n, chunk_id in enumerate(ids)}
+        return sorted(rows, key=lambda r: order[r["id"]])
+
+    def links_of(self, paths: list[str]) -> pa.Table:
+        """Out-links from and in-links to `paths`."""
+        if not paths:
+            return pa.Table.from_pylist([], schema=LINKS)
+        where = f"{_in('source', paths)} OR {_in('target', paths)}"
+        return self.links.search().where(where).limit(None).to_arrow()
+
+    def files_by_path(self, paths: list[str]) -> dict[str, dict]:
+        if not paths:
+            return {}
+        rows = (self.files.search().where(_in("path", paths))
+                .select(["path", "name", "description", "kind"]).limit(len(paths)).to_arrow())
+        return {r["path"]: r for r in rows.to_pylist()}
+
+    def chunks_version(self) -> int:
+        return self.chunks.version
+
+    def count_chunks(self) -> int:
+        return self.chunks.count_rows()
+
+    # -- vectors -------------------------------------------------------------------------
+    def vectors(self, model: str, dims: int):
+        schema = vectors_schema(dims)
+        return self.db.create_table(vectors_table_name(model, dims), schema=schema, exist_ok=True)
+
+    def vector_ids(self, model: str, dims: int) -> set[str]:
+        return set(self.vectors(model, dims).to_arrow().column("id").to_pylist())
+
+    def put_vectors(self, model: str, dims: int, ids: list[str], vectors: list[list[float]]) -> None:
+        if ids:
+            data = pa.Table.from_pylist(
+                [{"id": i, "model": model, "dims": dims, "vector": v} for i, v in zip(ids, vectors)],
+                schema=vectors_schema(dims))
+            table = self.vectors(model, dims)
+            table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+
+    def drop_vectors(self, model: str, dims: int, keep: set[str]) -> None:
+        table = self.vectors(model, dims)
+        stale = sorted(set(table.to_arrow().column("id").to_pylist()) - keep)
+        for i in range(0, len(stale), _IN_BATCH):
+            table.delete(_in("id", stale[i:i + _IN_BATCH]))
+
+    def vector_search(self, model: str, dims: int, query: list[float], limit: int,
+                      allowed: list[str] | None) -> list[tuple[str, float]]:
+        table = self.vectors(model, dims)
+        search = table.search(query).metric("cosine").select(["id", "_distance"]).limit(limit)
+        if allowed is not None:
+            if not allowed:
+                return []
+            search = table.search(query).metric("cosine").where(_in("id", allowed), prefilter=True) \
+                .select(["id", "_distance"]).limit(limit)
+        rows = search.to_arrow().to_pylist()
+        return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
+
+    # -- upkeep --------------------------------------------------------------------------
+    def compact(self) -> None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name in self.db.list_tables().tables:
+                self.db.open_table(name).optimize(cleanup_older_than=timedelta(seconds=60))

@@ -1,0 +1,33 @@
+"""Token counts in cl100k_base, from the encoding file bundled with litellm (offline).
+
+litellm itself is not imported here (it takes seconds); only its bundled tiktoken cache is used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def _encoding():
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("litellm is not installed: it carries the offline cl100k_base file")
+    bundled = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base")
+
+
+def count_tokens(text: str) -> int:
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def truncate_tokens(text: str, budget: int) -> str:
+    """The longest prefix of `text` that fits `budget` tokens."""
+    ids = _encoding().encode(text, disallowed_special=())
+    return text if len(ids) <= budget else _encoding().decode(ids[: max(budget, 0)])
