@@ -48,8 +48,14 @@ LINKS = pa.schema([
 def vectors_schema(dims: int) -> pa.Schema:
     return pa.schema([
         pa.field("id", pa.string(), nullable=False),
+        pa.field("text_sha", pa.string()),
         pa.field("model", pa.string()),
         pa.field("dims", pa.int32()),
+        # copies of the chunk's filter columns, so filters apply inside the vector top-k
+        pa.field("path", pa.string()),
+        pa.field("layer", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("date", pa.date32()),
         pa.field("vector", pa.list_(pa.float32(), dims)),
     ])
 

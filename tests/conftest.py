@@ -14,6 +14,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.pop("MEMFLOW_WORKSPACE", None)
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
 from memflow.schemas.settings import load_settings  # noqa: E402
 from memflow.tasks.workspace import init_workspace, layout  # noqa: E402
@@ -39,3 +40,32 @@ def prefect_server(tmp_path_factory):
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="session")
+def fake_model_server():
+    from fakemodel import FakeModel
+
+    server = FakeModel()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def fake_model(fake_model_server):
+    """The loopback model with a fresh script for each test."""
+    fake_model_server.script.clear()
+    fake_model_server.requests.clear()
+    fake_model_server.default_chat = lambda messages: '{"ok": true}'
+    from fakemodel import hashed_embedding
+
+    fake_model_server.embed_fn = hashed_embedding
+    return fake_model_server
+
+
+@pytest.fixture
+def model_settings(settings, fake_model):
+    """Workspace settings pointing chat and embeddings at the loopback model."""
+    return settings.model_copy(update={
+        "chat_model": "openai/test-chat", "embedding_model": "openai/test-embed",
+        "model_api_base": fake_model.api_base, "model_api_key": "x", "model_timeout": 5.0})

@@ -78,6 +78,7 @@ class IndexStore:
     def chunks_by_id(self, ids: list[str], columns: list[str]) -> list[dict]:
         if not ids:
             return []
+        columns = ["id", *(c for c in columns if c != "id")]
         rows = (self.chunks.search().where(_in("id", ids)).select(columns)
                 .limit(len(ids)).to_arrow().to_pylist())
         order = {chunk_id: n for n, chunk_id in enumerate(ids)}
@@ -111,11 +112,15 @@ class IndexStore:
     def vector_ids(self, model: str, dims: int) -> set[str]:
         return set(self.vectors(model, dims).to_arrow().column("id").to_pylist())
 
-    def put_vectors(self, model: str, dims: int, ids: list[str], vectors: list[list[float]]) -> None:
-        if ids:
-            data = pa.Table.from_pylist(
-                [{"id": i, "model": model, "dims": dims, "vector": v} for i, v in zip(ids, vectors)],
-                schema=vectors_schema(dims))
+    def vectors_by_text(self, model: str, dims: int) -> dict[str, list[float]]:
+        """The embedding cache: text sha256 -> vector."""
+        table = self.vectors(model, dims).to_arrow().select(["text_sha", "vector"])
+        return dict(zip(table.column("text_sha").to_pylist(), table.column("vector").to_pylist()))
+
+    def put_vectors(self, model: str, dims: int, rows: list[dict]) -> None:
+        if rows:
+            data = pa.Table.from_pylist([{**r, "model": model, "dims": dims} for r in rows],
+                                        schema=vectors_schema(dims))
             table = self.vectors(model, dims)
             table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
@@ -125,16 +130,18 @@ class IndexStore:
         for i in range(0, len(stale), _IN_BATCH):
             table.delete(_in("id", stale[i:i + _IN_BATCH]))
 
-    def vector_search(self, model: str, dims: int, query: list[float], limit: int,
-                      allowed: list[str] | None) -> list[tuple[str, float]]:
+    def ensure_vector_index(self, model: str, dims: int, min_rows: int = 20_000) -> None:
+        """IVF_FLAT once the table is large: measured ~8 ms at 100k x 384 with recall 1.0."""
         table = self.vectors(model, dims)
-        search = table.search(query).metric("cosine").select(["id", "_distance"]).limit(limit)
-        if allowed is not None:
-            if not allowed:
-                return []
-            search = table.search(query).metric("cosine").where(_in("id", allowed), prefilter=True) \
-                .select(["id", "_distance"]).limit(limit)
-        rows = search.to_arrow().to_pylist()
+        if table.count_rows() >= min_rows and not table.list_indices():
+            table.create_index(metric="cosine", index_type="IVF_FLAT")
+
+    def vector_search(self, model: str, dims: int, query: list[float], limit: int,
+                      where: str) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the nearest vectors among rows matching `where`."""
+        table = self.vectors(model, dims)
+        rows = (table.search(query).metric("cosine").where(where, prefilter=True)
+                .select(["id", "_distance"]).limit(limit).to_arrow().to_pylist())
         return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
 
     # -- upkeep --------------------------------------------------------------------------

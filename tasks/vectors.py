@@ -1,0 +1,120 @@
+"""Optional vectors: embed chunks with any litellm embedding model or `local/<name>`.
+
+Vectors are keyed by chunk id in one table per (model, dimensions); a text hash column is the
+embedding cache, so a chunk whose id changed but whose text did not is not embedded again.
+Turning embeddings on later, or switching model, backfills what is missing without re-chunking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from functools import lru_cache
+
+from memflow.schemas.settings import Settings
+from memflow.tasks.stores.files import atomic_write_json, read_json
+from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.workspace import layout
+
+log = logging.getLogger("memflow.vectors")
+BATCH = 64
+MAX_CHARS, MAX_CJK_CHARS = 2000, 500  # CJK text costs about one token per character
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+class EmbeddingHealthError(RuntimeError):
+    pass
+
+
+def embed_texts(settings: Settings, texts: list[str]) -> list[list[float]]:
+    model = settings.embedding_model
+    if model.startswith("local/"):
+        from memflow.tasks.local_embeddings import embed_local
+
+        return embed_local(model.removeprefix("local/"), texts)
+    from memflow.tasks.llm import embed
+
+    return embed(settings, texts)
+
+
+def clip(text: str) -> str:
+    """Keep an embedding input within the model's budget; stricter for CJK-heavy text."""
+    cjk = len(_CJK_RE.findall(text[:MAX_CHARS]))
+    budget = MAX_CJK_CHARS if cjk > 0.3 * min(len(text), MAX_CHARS) else MAX_CHARS
+    return text[:budget]
+
+
+def embedding_input(row: dict) -> str:
+    head = " - ".join(x for x in (row.get("name"), row.get("description")) if x)
+    return clip(f"{head}\n{row['text']}" if head else row["text"])
+
+
+def health_check(settings: Settings) -> int:
+    """Embed "ping"; check the dimension; log the outcome. Returns the dimension."""
+    model = settings.embedding_model
+    try:
+        vector = embed_texts(settings, ["ping"])[0]
+        if settings.embedding_dimensions and len(vector) != settings.embedding_dimensions:
+            raise EmbeddingHealthError(
+                f"dimension {len(vector)} != configured {settings.embedding_dimensions}")
+    except Exception as exc:
+        log.error("[EMBEDDING HEALTH CHECK] %s -> FAIL %s", model, exc)
+        raise EmbeddingHealthError(f"embedding model {model} failed its health check: {exc}") from exc
+    log.warning("[EMBEDDING HEALTH CHECK] %s -> OK (%d dims)", model, len(vector))
+    return len(vector)
+
+
+def model_dims(settings: Settings) -> tuple[int, bool]:
+    """(dimension, whether a health check ran): from settings, the index's record, or a check."""
+    if settings.embedding_dimensions:
+        return settings.embedding_dimensions, False
+    record_path = layout(settings).index_dir / "vector_models.json"
+    record = read_json(record_path, {})
+    if settings.embedding_model in record:
+        return int(record[settings.embedding_model]), False
+    record[settings.embedding_model] = health_check(settings)
+    atomic_write_json(record_path, record)
+    return int(record[settings.embedding_model]), True
+
+
+def backfill_vectors(store: IndexStore, settings: Settings) -> int:
+    """Embed chunks that have no vector for the configured model; drop vectors of gone chunks."""
+    model = settings.embedding_model
+    dims, checked = model_dims(settings)
+    rows = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
+                                "description"]).to_pylist()
+    have = store.vector_ids(model, dims)
+    missing = [r for r in rows if r["id"] not in have]
+    if not missing:
+        store.drop_vectors(model, dims, {r["id"] for r in rows})
+        return 0
+    if not checked:
+        health_check(settings)
+    cache = store.vectors_by_text(model, dims)
+    done = 0
+    for i in range(0, len(missing), BATCH):
+        batch = missing[i:i + BATCH]
+        texts = [embedding_input(r) for r in batch]
+        shas = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        todo = [n for n, sha in enumerate(shas) if sha not in cache]
+        if todo:
+            for n, vector in zip(todo, embed_texts(settings, [texts[n] for n in todo])):
+                cache[shas[n]] = vector
+        store.put_vectors(model, dims, [{**r, "text_sha": s, "vector": cache[s]}
+                                        for r, s in zip(batch, shas)])
+        done += len(todo)
+    store.drop_vectors(model, dims, {r["id"] for r in rows})  # after: their texts served the cache
+    store.ensure_vector_index(model, dims)
+    return done
+
+
+@lru_cache(maxsize=256)
+def _query_vector(model: str, query: str, settings_json: str) -> tuple[float, ...]:
+    settings = Settings.model_validate_json(settings_json)
+    return tuple(embed_texts(settings, [clip(query)])[0])
+
+
+def embed_query(settings: Settings, query: str) -> tuple[list[float], int]:
+    vector = list(_query_vector(settings.embedding_model, query, settings.model_dump_json()))
+    return vector, len(vector)

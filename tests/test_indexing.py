@@ -1,0 +1,170 @@
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from helpers import run_cli
+from memflow.tasks.fileops import write_file
+from memflow.tasks.indexing import keyword_dir, run_index, run_reindex
+from memflow.tasks.lock import workspace_lock
+from memflow.tasks.stores import keyword
+from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.tokenize import tokenize
+
+
+def seed(lay, n=12):
+    for i in range(n):
+        write_file(lay, f"daily/2026-01-{i % 5 + 1:02d}/note-{i}.md",
+                   f"# Note {i}\n\nTopic {i} mentions apples {i} and [[digest/wiki/n{i}.md#L2]].\n",
+                   name=f"Note {i}", description=f"desc {i}")
+    write_file(lay, "digest/wiki/n1.md", "# Digest\n\nline two\n", name="Digest one")
+
+
+def ids(lay):
+    return sorted(IndexStore(lay.index_dir / "lance").chunk_columns(["id"]).column("id").to_pylist())
+
+
+def all_scores(lay, settings, query):
+    index = keyword.load(keyword_dir(lay, settings))
+    scores = index.retriever.get_scores([t for t in tokenize(query) if t in index.retriever.vocab_dict])
+    return {doc: round(float(s), 5) for doc, s in zip(index.docs.column("id").to_pylist(), scores)}
+
+
+def test_incremental_index_touches_only_the_changed_note(settings, lay):
+    seed(lay)
+    first = run_index(settings)
+    assert (first.added, first.modified, first.deleted) == (13, 0, 0)
+    assert run_index(settings).unchanged == 13
+    before = set(ids(lay))
+    path = lay.root / "daily/2026-01-01/note-0.md"
+    path.write_text(path.read_text() + "\nA new line about pears.\n")
+    summary = run_index(settings)
+    assert (summary.added, summary.modified, summary.unchanged) == (0, 1, 12)
+    after = set(ids(lay))
+    assert len(before - after) == 1 and len(after - before) == 1
+    store = IndexStore(lay.index_dir / "lance")
+    changed = store.chunks_by_id(sorted(after - before), ["path"])
+    assert changed[0]["path"] == "daily/2026-01-01/note-0.md"
+
+
+def test_touch_without_change_is_unchanged(settings, lay):
+    seed(lay, 2)
+    run_index(settings)
+    os.utime(lay.root / "daily/2026-01-01/note-0.md", ns=(1, 1))
+    summary = run_index(settings)
+    assert summary.modified == 0 and summary.unchanged == 3
+
+
+def test_reindex_gives_the_same_chunk_ids(settings, lay):
+    seed(lay)
+    run_index(settings)
+    before = ids(lay)
+    run_reindex(settings)
+    assert ids(lay) == before
+
+
+def test_incremental_scores_equal_a_full_rebuild(settings, lay):
+    """Oracle: BM25 after edits, adds and deletes scores exactly like a rebuild from scratch."""
+    seed(lay)
+    run_index(settings)
+    (lay.root / "daily/2026-01-02/note-1.md").unlink()
+    write_file(lay, "daily/2026-01-03/extra.md", "apples apples pears", name="Extra")
+    p = lay.root / "daily/2026-01-04/note-3.md"
+    p.write_text(p.read_text().replace("apples", "apples apples"))
+    run_index(settings)
+    incremental = all_scores(lay, settings, "apples pears topic")
+    run_reindex(settings)
+    assert all_scores(lay, settings, "apples pears topic") == incremental
+
+
+def test_deleted_file_leaves_no_rows(settings, lay):
+    seed(lay, 3)
+    run_index(settings)
+    (lay.root / "daily/2026-01-01/note-0.md").unlink()
+    assert run_index(settings).deleted == 1
+    store = IndexStore(lay.index_dir / "lance")
+    assert "daily/2026-01-01/note-0.md" not in store.catalog()
+    paths = set(store.chunk_columns(["path"]).column("path").to_pylist())
+    assert "daily/2026-01-01/note-0.md" not in paths
+
+
+def test_tables_hold_links_frontmatter_and_token_counts(settings, lay):
+    seed(lay, 2)
+    run_index(settings)
+    store = IndexStore(lay.index_dir / "lance")
+    links = store.links.to_arrow().to_pylist()
+    assert {"source": "daily/2026-01-01/note-0.md", "line": 8, "target": "digest/wiki/n0.md",
+            "anchor": "L2", "label": "", "kind": "link"} in links
+    chunk = store.chunk_columns(["path", "name", "description", "n_tokens", "kind", "date", "layer"]).to_pylist()
+    first = next(c for c in chunk if c["path"] == "daily/2026-01-01/note-0.md")
+    assert first["name"] == "Note 0" and first["description"] == "desc 0"
+    assert first["n_tokens"] > 5 and first["layer"] == "daily" and str(first["date"]) == "2026-01-01"
+
+
+def test_day_index_is_indexed_as_its_kind(settings, lay):
+    from datetime import date
+
+    from memflow.tasks.dayindex import refresh_day_index
+
+    seed(lay, 2)
+    refresh_day_index(lay, date(2026, 1, 1))
+    run_index(settings)
+    kinds = dict(IndexStore(lay.index_dir / "lance").catalog().items())
+    store = IndexStore(lay.index_dir / "lance")
+    rows = store.files.to_arrow().to_pylist()
+    assert {r["path"]: r["kind"] for r in rows}["daily/2026-01-01.md"] == "day_index"
+    assert kinds
+
+
+def test_cli_index_reports_modified_and_second_writer_gets_75(settings, lay):
+    seed(lay, 3)
+    ws = str(lay.root)
+    res = run_cli("-w", ws, "index")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().startswith("indexed: added=4 modified=0 deleted=0 unchanged=0 chunks=")
+    (lay.root / "digest/wiki/n1.md").write_text("changed\n")
+    res = run_cli("-w", ws, "index", "--json")
+    assert json.loads(res.stdout)["modified"] == 1
+    with workspace_lock(lay.state_dir, "dream"):
+        res = run_cli("-w", ws, "index")
+    assert res.returncode == 75 and res.stderr.startswith("busy: dream")
+
+
+KILLER = """
+import os, signal, sys
+from memflow.schemas.settings import load_settings
+from memflow.tasks import indexing
+from memflow.tasks.stores.lance import IndexStore
+indexing.BATCH = 2
+real = IndexStore.put_files
+calls = []
+def put_files(self, rows):
+    calls.append(1)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(self, rows)
+IndexStore.put_files = put_files
+indexing.run_index(load_settings(sys.argv[1]))
+"""
+
+
+def test_index_killed_midway_then_rerun_agrees(settings, lay):
+    seed(lay, 12)
+    proc = subprocess.run([sys.executable, "-c", KILLER, str(lay.root)], capture_output=True)
+    assert proc.returncode == -9
+    partial = IndexStore(lay.index_dir / "lance").catalog()
+    assert 0 < len(partial) < 13
+    run_index(settings)
+    store = IndexStore(lay.index_dir / "lance")
+    files = set(store.catalog())
+    chunk_paths = set(store.chunk_columns(["path"]).column("path").to_pylist())
+    gen = keyword.current_dir(keyword_dir(lay, settings))
+    keyword_ids = set(pq.read_table(gen / "docs.parquet").column("id").to_pylist())
+    assert files == chunk_paths == {p.relative_to(lay.root).as_posix()
+                                   for p in lay.root.rglob("*.md") if "metadata" not in p.parts}
+    assert keyword_ids == set(ids(lay))
+    assert len(ids(lay)) == len(set(ids(lay)))  # no duplicated chunks from the killed batch
+    assert np.all(np.array([1]))

@@ -1,0 +1,55 @@
+from memflow.tasks.planning import CatalogFile, DiskFile, needs_hash, plan_index
+from memflow.tasks.tokenize import tokenize
+
+
+def cat(path, sha="s", pipeline="p", size=1, mtime=1):
+    return CatalogFile(path, size, mtime, sha, pipeline)
+
+
+def test_plan_by_content_hash():
+    disk = {
+        "a.md": DiskFile("a.md", 1, 1),  # stat matched, not hashed
+        "b.md": DiskFile("b.md", 2, 5, "s"),  # touched: same content
+        "c.md": DiskFile("c.md", 2, 5, "new"),
+        "d.md": DiskFile("d.md", 1, 1, "s"),
+    }
+    catalog = {"a.md": cat("a.md"), "b.md": cat("b.md"), "c.md": cat("c.md"), "e.md": cat("e.md")}
+    plan = plan_index(disk, catalog, "p")
+    assert plan.added == ["d.md"]
+    assert plan.modified == ["c.md"]
+    assert plan.deleted == ["e.md"]
+    assert plan.unchanged == ["a.md", "b.md"]
+    assert plan.touched == ["b.md"]
+
+
+def test_pipeline_change_modifies_everything():
+    plan = plan_index({"a.md": DiskFile("a.md", 1, 1)}, {"a.md": cat("a.md")}, "p2")
+    assert plan.modified == ["a.md"]
+
+
+def test_stat_shortcut():
+    assert not needs_hash(DiskFile("a", 1, 1), cat("a"), "p")
+    assert needs_hash(DiskFile("a", 1, 2), cat("a"), "p")
+    assert needs_hash(DiskFile("a", 1, 1), cat("a"), "p2")
+    assert needs_hash(DiskFile("a", 1, 1), None, "p")
+
+
+def test_identifiers_and_short_tokens_survive():
+    tokens = tokenize("handleWebSocketReconnect ECONNREFUSED P99 C 7")
+    for token in ("handlewebsocketreconnect", "reconnect", "socket", "econnrefus", "p99", "c", "7"):
+        assert token in tokens
+
+
+def test_english_stemming_and_stopwords():
+    assert tokenize("The runners were running") == ["runner", "run"]
+
+
+def test_chinese_without_spaces_gives_bigrams_identical_at_query_time():
+    doc = tokenize("我每天骑自行车上班")
+    query = tokenize("骑自行车")
+    assert set(query) <= set(doc)
+    assert "自行" in doc and "行车" in doc
+
+
+def test_jieba_tokenizer_segments_words():
+    assert "自行车" in tokenize("我每天骑自行车上班", "jieba")

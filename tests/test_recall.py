@@ -1,0 +1,181 @@
+import json
+import logging
+from datetime import date
+
+import pytest
+
+from helpers import run_cli
+from memflow.schemas.recall import Filters
+from memflow.tasks.dayindex import refresh_day_index
+from memflow.tasks.fileops import write_file
+from memflow.tasks.indexing import run_index
+from memflow.tasks.recall import search
+
+DISTRACTORS = [
+    "The quarterly budget review is scheduled for Thursday afternoon.",
+    "Tomatoes in the garden need watering twice a week in July.",
+    "The pasta sauce recipe uses fresh basil, garlic and a pinch of sugar.",
+    "Guitar lessons moved to Saturday mornings at the music school.",
+    "The database migration added an index on the orders table.",
+    "Flights to Lisbon were cheaper on Tuesdays than on Fridays.",
+    "The team agreed to ship the login page redesign next sprint.",
+    "Our user survey showed that most people want a dark mode.",
+    "The server restart fixed the memory leak, but only for a day.",
+    "A new hire starts work in the support team on Monday.",
+    "The work laptop needs a firmware update before the audit.",
+    "Each user account gets two factor authentication by default.",
+    "We picked a blue paint for the kitchen walls.",
+    "The dog prefers the long walk through the park in the evening.",
+    "The book club is reading a novel about a lighthouse keeper.",
+    "The socket connection retries three times before giving up.",
+    "Invoices are due at the end of every month.",
+    "The meeting notes were shared in the project channel.",
+    "The user asked for a refund because the order arrived late.",
+    "The hotel near the station had a small but quiet room.",
+    "Work on the kernel patch stalled while waiting for review.",
+    "The apartment lease renews automatically in September.",
+    "The chess tournament starts at nine in the community hall.",
+    "Backups run every night and are kept for thirty days.",
+    "The recipe for banana bread needs very ripe bananas.",
+    "Our load test peaked at two thousand requests per second.",
+    "The user interface labels were translated into German.",
+    "The dentist appointment was moved to next Wednesday.",
+    "The marathon training plan adds one long run per week.",
+    "The printer on the third floor is out of toner again.",
+    "The photo album from the wedding is finally finished.",
+    "The contract work for the client ends in December.",
+]
+ZH = ["今天和同事开会讨论项目进度", "周末去公园散步看花", "公司的服务器晚上重启了", "晚饭做了番茄炒蛋"]
+
+
+def build_corpus(lay):
+    for i, sentence in enumerate(DISTRACTORS):
+        zh = ZH[i % len(ZH)] if i % 6 == 0 else ""
+        write_file(lay, f"daily/2026-02-{i % 9 + 1:02d}/d{i}.md",
+                   f"# Log {i}\n\n{sentence}\n\n{zh}\n", name=f"Log {i}",
+                   description=sentence.split(" ")[1] + " notes")
+    write_file(lay, "digest/procedure/websocket.md",
+               "# Reconnect\n\nWhen the socket drops, call the handler:\n\n```js\n"
+               "handleWebSocketReconnect(conn, {retry: 3})\n```\n", name="Socket reconnects",
+               description="how the client recovers")
+    write_file(lay, "daily/2026-02-03/server.md",
+               "# Outage\n\nThe API failed with ECONNREFUSED on port 5432 after the restart.\n",
+               name="Outage", description="database refused connections")
+    write_file(lay, "daily/2026-02-05/travel.md", "# Plans\n\nBooked flights and a hotel.\n",
+               name="Travel plans", description="Trip to Zanzibar in June")
+    write_file(lay, "daily/2026-02-04/commute.md",
+               "# Habits\n\nMy preferred commute is a light bicycle.\n", name="Habits",
+               description="daily routine")
+    write_file(lay, "daily/2026-02-06/zh.md", "# 通勤\n\n我每天早上骑自行车去公司上班，路上大约二十分钟。\n",
+               name="通勤习惯", description="上班方式")
+    write_file(lay, "digest/personal/cycling.md",
+               "# Cycling\n\nRides a light bicycle.\n\nderived_from:: [[daily/2026-02-04/commute.md#L8]]\n",
+               name="Cycling", description="bicycle facts")
+
+
+@pytest.fixture
+def corpus(settings, lay):
+    build_corpus(lay)
+    run_index(settings)
+    return settings
+
+
+def top(settings, query, **kw):
+    return [r.path for r in search(settings, query, **kw).results]
+
+
+@pytest.mark.parametrize("query,path", [
+    ("handleWebSocketReconnect", "digest/procedure/websocket.md"),
+    ("ECONNREFUSED", "daily/2026-02-03/server.md"),
+    ("Zanzibar", "daily/2026-02-05/travel.md"),
+    ("每天骑自行车上班", "daily/2026-02-06/zh.md"),
+])
+def test_exact_identifier_description_and_chinese_rank_first(corpus, query, path):
+    assert top(corpus, query)[0] == path
+
+
+def test_bm25_alone_misses_the_paraphrase(corpus):
+    assert "daily/2026-02-04/commute.md" not in top(corpus, "How does the user get to work?", limit=3)
+
+
+def test_filters_apply_before_top_k(settings, lay):
+    for i in range(60):
+        write_file(lay, f"daily/2026-03-{i % 28 + 1:02d}/a{i}.md", "apples " * 20, name=f"A{i}")
+    write_file(lay, "digest/wiki/fruit.md", "one apples mention among many other words here",
+               name="Fruit")
+    run_index(settings)
+    assert top(settings, "apples", limit=1, filters=Filters(layer="digest")) == ["digest/wiki/fruit.md"]
+    assert top(settings, "apples", limit=1, filters=Filters(prefix="digest/")) == ["digest/wiki/fruit.md"]
+    dated = top(settings, "apples", limit=50, filters=Filters(since=date(2026, 3, 5), until=date(2026, 3, 6)))
+    assert dated and all(p.startswith(("daily/2026-03-05/", "daily/2026-03-06/")) for p in dated)
+
+
+def test_links_expand_with_anchor_lines_both_ways(corpus):
+    response = search(corpus, "rides", limit=1)
+    result = response.results[0]
+    assert result.path == "digest/personal/cycling.md"
+    [out] = [l for l in result.links if l.direction == "out"]
+    assert (out.path, out.anchor, out.kind) == ("daily/2026-02-04/commute.md", "L8", "derived_from")
+    assert out.lines == "My preferred commute is a light bicycle."
+    assert out.name == "Habits" and out.description == "daily routine"
+    daily = search(corpus, "bicycle", limit=1, filters=Filters(layer="daily")).results[0]
+    assert any(l.direction == "in" and l.path == "digest/personal/cycling.md" for l in daily.links)
+
+
+def test_day_index_pages_do_not_take_the_places_of_notes(settings, lay):
+    build_corpus(lay)
+    for i in range(5):
+        write_file(lay, f"daily/2026-04-01/k{i}.md", f"paddle trip {i}", name=f"Trip {i}",
+                   description=f"kayak outing number {i}")
+    refresh_day_index(lay, date(2026, 4, 1))
+    run_index(settings)
+    default = top(settings, "kayak outing", limit=3)
+    assert default and all("/2026-04-01/" in p for p in default)
+    # Searched too, the page that lists all five competes with them for the places.
+    assert "daily/2026-04-01.md" in top(settings, "kayak outing", limit=6,
+                                        filters=Filters(kinds=("note", "day_index")))
+
+
+def test_min_score_and_explain(corpus):
+    response = search(corpus, "ECONNREFUSED", limit=5, explain=True)
+    first = response.results[0]
+    assert first.score == pytest.approx(1 / 61)
+    assert first.explain["ranks"] == {"keyword": 1}
+    assert first.vector is None and first.keyword > 0
+    assert search(corpus, "socket retry", min_score=1 / 62).results[-1].score >= 1 / 62
+
+
+def test_search_logs_hit_counts(corpus, caplog):
+    with caplog.at_level(logging.INFO, logger="memflow.recall"):
+        search(corpus, "socket")
+    assert "vector_hits=0 keyword_hits=" in caplog.text
+
+
+def test_watermark_reports_changes_since_the_index(corpus, lay):
+    assert search(corpus, "socket").watermark["stale"] is False
+    write_file(lay, "daily/2026-02-07/new.md", "fresh")
+    mark = search(corpus, "socket").watermark
+    assert mark["stale"] is True and mark["changed_since"] == 1
+
+
+def test_cli_json_shape(corpus, lay):
+    res = run_cli("-w", str(lay.root), "search", "ECONNREFUSED", "--json", "--limit", "2")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert set(data) >= {"results", "watermark", "vector_hits", "keyword_hits"}
+    assert set(data["results"][0]) >= {"path", "start_line", "end_line", "text", "score", "vector",
+                                       "keyword", "links"}
+    assert "vector_hits=0 keyword_hits=" in res.stderr
+
+
+def test_cli_text_output_header(corpus, lay):
+    res = run_cli("-w", str(lay.root), "search", "Zanzibar", "--explain")
+    assert res.returncode == 0, res.stderr
+    first = res.stdout.splitlines()[0]
+    assert first.startswith("========== daily/2026-02-05/travel.md:6-8 [score=0.0164 vector=- keyword=")
+    assert "explain: keyword rank 1" in res.stdout
+
+
+def test_search_without_index_is_a_clear_error(settings, lay):
+    res = run_cli("-w", str(lay.root), "search", "x")
+    assert res.returncode == 1 and "run `memflow" in res.stderr and "index" in res.stderr
