@@ -125,3 +125,51 @@ def auto_memory_search(message: str, workspace: WorkspaceArg = None, max_results
     query = " ".join(message.split())[:100]
     response = search(query, workspace, limit=max_results, min_score=min_score or 0.0)
     return tool_call_messages(query, response, max_results)
+
+
+def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = None,
+            memory_hint: str = "", date=None):
+    """auto_memory: a conversation -> session log + daily notes; returns AutoMemoryResult.
+
+    Uses the configured chat model, or the offline extractive writer when none is set. Direct
+    calls make one model attempt; the `capture` Prefect flow retries (see memflow.flows.capture).
+    """
+    from datetime import date as date_type
+
+    from memflow.tasks.capture import auto_memory
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.workspace import layout
+
+    settings = settings_for(workspace)
+    day = date_type.fromisoformat(date) if isinstance(date, str) else date
+    writer = None
+    if settings.chat_model:
+        from memflow.tasks.model_writer import model_writer
+
+        writer = model_writer(settings)
+    with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
+        return auto_memory(settings, messages, session_id, memory_hint, day, writer)
+
+
+def capture_resources(workspace: WorkspaceArg = None):
+    """auto_resource: changed files under resource/ -> daily notes; returns ResourceResult."""
+    from functools import partial
+
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.resources import auto_resource
+    from memflow.tasks.workspace import layout
+
+    settings = settings_for(workspace)
+    reader = None
+    if settings.chat_model:
+        from memflow.tasks.model_writer import read_with_model
+
+        reader = partial(read_with_model, settings)
+    with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_timeout):
+        return auto_resource(settings, reader)
+
+
+def inbox(workspace: WorkspaceArg = None, since: str | None = None) -> list[dict]:
+    from memflow.tasks.events import read_events
+
+    return read_events(_layout(workspace), since)

@@ -171,3 +171,77 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         print(render_response(response, args.explain))
     return 0
+
+
+def read_messages(source: str) -> list[dict]:
+    """A JSON list or JSONL of messages, from a file or '-' for stdin."""
+    import json
+
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError(f"{source}: no messages")
+    try:
+        data = json.loads(stripped)
+        messages = data.get("messages") if isinstance(data, dict) else data
+    except json.JSONDecodeError:
+        try:
+            messages = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}: neither a JSON list nor JSONL ({exc})") from exc
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise ValueError(f"{source}: expected a list of message objects")
+    return messages
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    messages = read_messages(args.file)
+    settings = api.settings_for(workspace_of(args))
+    if use_prefect(args):
+        from datetime import date
+
+        from memflow.flows.capture import capture_flow
+
+        day = date.fromisoformat(args.date) if args.date else None
+        result = capture_flow(str(settings.workspace), messages, args.session, args.hint, day)
+    else:
+        result = api.capture(messages, args.session, settings, args.hint, args.date)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
+    print(f"session log: {result.source_conversation} (+{result.new_messages} message(s))")
+    for note in result.notes:
+        state = "created" if note.created else "updated" if note.modified else "unchanged"
+        print(f"  {note.date}: {note.path or 'nothing worth keeping'} ({state})")
+    if not result.notes:
+        print("  no new messages")
+    return 0
+
+
+def cmd_resources(args: argparse.Namespace) -> int:
+    settings = api.settings_for(workspace_of(args))
+    if use_prefect(args):
+        from memflow.flows.capture import capture_resources_flow
+
+        result = capture_resources_flow(str(settings.workspace))
+    else:
+        result = api.capture_resources(settings)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        for label in ("created", "updated", "removed", "skipped"):
+            for rel in getattr(result, label):
+                print(f"{label}: {rel}")
+        for rel, error in result.failed.items():
+            print(f"failed: {rel}: {error}", file=sys.stderr)
+        print(f"resources: created={len(result.created)} updated={len(result.updated)} "
+              f"removed={len(result.removed)} skipped={len(result.skipped)} failed={len(result.failed)}")
+    return 1 if result.failed else 0
+
+
+def cmd_inbox(args: argparse.Namespace) -> int:
+    for event in api.inbox(workspace_of(args), args.since):
+        print(f"{event['time']}  {event['job']}  {event['title']}: {event['summary']}")
+        for rel in event["paths"]:
+            print(f"    {rel}")
+    return 0

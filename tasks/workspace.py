@@ -175,3 +175,19 @@ def iter_files(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".m
 def markdown_files(lay: Layout) -> list[str]:
     """Every Markdown file a person or the system wrote (all layers but metadata)."""
     return iter_files(lay, [lay.session, lay.resource, lay.daily, lay.digest])
+
+
+def slugify(name: str, limit: int = 60) -> str:
+    """A safe file-name stem: letters and digits of any script, joined by '-'."""
+    words = re.findall(r"[^\W_]+", name.lower())
+    slug = "-".join(words)[:limit].strip("-")
+    return slug or "note"
+
+
+def unique_path(lay: Layout, folder: str, stem: str, suffix: str = ".md", current: str | None = None) -> str:
+    """`folder/stem.md`, or `folder/stem-2.md`... if taken by another file than `current`."""
+    candidate, n = f"{folder}/{stem}{suffix}", 1
+    while (lay.root / candidate).exists() and candidate != current:
+        n += 1
+        candidate = f"{folder}/{stem}-{n}{suffix}"
+    return candidate

@@ -1,0 +1,66 @@
+"""Shapes of capture: the structured daily note (model output or extractive), results, events."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, Field, field_validator
+
+
+class Item(BaseModel):
+    """One fact, decision, open item or reflection, citing the session-log lines it came from."""
+
+    text: str = Field(min_length=1)
+    who: str = ""  # speaker, when the log names one
+    lines: list[int] = Field(min_length=1, description="1-based lines of the session log")
+
+    @field_validator("lines")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(n < 1 for n in value):
+            raise ValueError("line numbers start at 1")
+        return sorted(set(value))
+
+
+class StructuredNote(BaseModel):
+    """What a writer returns for one session and date. `keep=False`: nothing worth keeping."""
+
+    keep: bool = True
+    name: str = ""
+    description: str = ""
+    facts: list[Item] = Field(default_factory=list)
+    decisions: list[Item] = Field(default_factory=list)
+    open_items: list[Item] = Field(default_factory=list)
+    reflections: list[Item] = Field(default_factory=list, description="lessons: what to do better next time")
+
+
+class DayNoteResult(BaseModel):
+    date: dt.date
+    path: str | None  # None when nothing was worth keeping
+    created: bool
+    modified: bool
+    n_messages: int  # log messages of this session and date
+    index: str | None  # the day-index path
+
+
+class AutoMemoryResult(BaseModel):
+    """Result of one auto_memory call; the top-level fields describe the latest date touched."""
+
+    session_id: str
+    source_conversation: str
+    new_messages: int
+    date: dt.date | None = None
+    path: str | None = None
+    created: bool = False
+    modified: bool = False
+    n_messages: int = 0
+    index: str | None = None
+    notes: list[DayNoteResult] = Field(default_factory=list)
+
+
+class ResourceResult(BaseModel):
+    created: list[str] = Field(default_factory=list)
+    updated: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    failed: dict[str, str] = Field(default_factory=dict)

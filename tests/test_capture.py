@@ -1,0 +1,220 @@
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from memflow.schemas.capture import StructuredNote
+from memflow.tasks.capture import auto_memory
+from memflow.tasks.events import read_events
+from memflow.tasks.extractive import write_extractive
+from memflow.tasks.markdown import parse_anchor, parse_links
+from memflow.tasks.notes import parse_note
+from memflow.tasks.sessionlog import clean_message, message_text, read_log
+from memflow.tasks.turns import TurnState, next_turn
+
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+
+
+def conv(day="2026-05-01"):
+    return [
+        {"id": "1", "role": "user", "timestamp": f"{day}T09:00:00Z", "content": "Hello!"},
+        {"id": "2", "role": "user", "timestamp": f"{day}T09:01:00Z",
+         "content": "My sister Ana moved to Porto in April and works as a nurse."},
+        {"id": "3", "role": "assistant", "timestamp": f"{day}T09:01:10Z", "content": "Noted, Ana lives in Porto."},
+        {"id": "4", "role": "tool", "timestamp": f"{day}T09:01:20Z", "content": "old memory: Ana in Lisbon"},
+        {"id": "5", "role": "user", "timestamp": f"{day}T09:02:00Z", "content": [
+            {"type": "text", "text": "This is her new flat with a balcony over the river."},
+            {"type": "image_url", "image_url": {"url": PNG}}]},
+        {"id": "6", "role": "user", "timestamp": f"{day}T09:03:00Z", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "recalled: Ana likes tea"}]},
+        {"id": "7", "role": "user", "timestamp": f"{day}T09:04:00Z", "content": "Thanks, bye"},
+    ]
+
+
+def note_of(lay, result):
+    return parse_note(result.path, (lay.root / result.path).read_text())
+
+
+def test_capture_twice_gives_one_note_and_each_message_once(settings, lay):
+    first = auto_memory(settings, conv(), "s1")
+    second = auto_memory(settings, conv(), "s1")
+    assert first.created and second.new_messages == 0 and second.notes == []
+    log_text = (lay.root / "session/dialog/s1.jsonl").read_text()
+    assert [m["id"] for m in read_log(lay, "s1")] == ["1", "2", "3", "5", "7"]
+    assert "base64" not in log_text and "old memory" not in log_text and "recalled" not in log_text
+    assert len(list((lay.root / "daily/2026-05-01").glob("*.md"))) == 1
+
+
+def test_messages_without_ids_dedupe_by_content_hash(settings, lay):
+    messages = [{"role": "user", "timestamp": "2026-05-01T10:00:00Z",
+                 "content": "The boiler service is booked for 12 June at 8 am."}]
+    auto_memory(settings, messages, "s2")
+    auto_memory(settings, messages, "s2")
+    assert len(read_log(lay, "s2")) == 1
+
+
+def test_offline_writer_keeps_facts_drops_small_talk(settings, lay):
+    result = auto_memory(settings, conv(), "s1")
+    text = (lay.root / result.path).read_text()
+    assert "My sister Ana moved to Porto in April and works as a nurse." in text
+    assert "This is her new flat with a balcony over the river." in text
+    for dropped in ("Hello", "Noted", "Thanks, bye"):
+        assert dropped not in text.split("<!-- memory:auto -->")[1]
+    note = note_of(lay, result)
+    assert note.metadata["session_id"] == "s1"
+    assert note.metadata["source_conversation"] == "[[session/dialog/s1.jsonl]]"
+    assert "Ana" in note.description and "Porto" in note.description
+
+
+FIXTURES = [
+    # (message text, kept?)
+    ("hi there", False), ("Good morning!", False), ("ok", False), ("thanks!", False),
+    ("好的，谢谢", False), ("你好", False), ("How are you doing?", False),
+    ("Can you remind me what we said yesterday?", False),
+    ("I moved the standup to 9:30 because of school drop-off.", True),
+    ("The API key rotates every 90 days.", True), ("我下周三要去上海出差三天。", True),
+    ("We decided to use Postgres 16 for the new service.", True),
+    ("Next time I should book the train earlier.", True),
+]
+
+
+@pytest.mark.parametrize("text,kept", FIXTURES)
+def test_offline_writer_fixture_lines(text, kept):
+    log = [{"role": "user", "content": text}]
+    note = write_extractive(log, [1])
+    items = note.facts + note.decisions + note.open_items + note.reflections
+    assert ([i.text for i in items] == [text]) is kept
+    assert note.keep is kept
+
+
+def test_items_are_sorted_into_sections():
+    log = [{"role": "user", "content": "We decided to use Postgres 16. Next time I should book the "
+                                       "train earlier. The invoice needs a signature by Friday."}]
+    note = write_extractive(log, [1])
+    assert [i.text for i in note.decisions] == ["We decided to use Postgres 16."]
+    assert [i.text for i in note.reflections] == ["Next time I should book the train earlier."]
+    assert [i.text for i in note.open_items] == ["The invoice needs a signature by Friday."]
+
+
+def test_text_outside_markers_survives_updates_and_rename_rewrites_links(settings, lay):
+    first = auto_memory(settings, conv(), "s1")
+    path = lay.root / first.path
+    path.write_text(path.read_text() + "\nMy own remark.\n")
+    (lay.root / "digest/wiki/ref.md").write_text(f"see [[{first.path}#L3]]\n")
+    more = [{"id": "8", "role": "user", "timestamp": "2026-05-01T11:00:00Z",
+             "content": "Kubernetes upgrade to 1.31 is planned, Kubernetes nodes drain first."}]
+    second = auto_memory(settings, more, "s1")
+    assert second.modified and len(list((lay.root / "daily/2026-05-01").glob("*.md"))) == 1
+    new_path = lay.root / second.path
+    assert "My own remark." in new_path.read_text()
+    assert "Kubernetes upgrade" in new_path.read_text()
+    if second.path != first.path:
+        assert not path.exists()
+        assert f"[[{second.path}#L3]]" in (lay.root / "digest/wiki/ref.md").read_text()
+    assert f"[[{second.path}]]" in (lay.root / "daily/2026-05-01.md").read_text()
+
+
+def test_call_spanning_two_dates_writes_two_notes(settings, lay):
+    messages = conv("2026-05-01")[:2] + [
+        {"id": "9", "role": "user", "timestamp": "2026-05-02T09:00:00Z",
+         "content": "The plumber comes on Friday at noon to fix the leak."}]
+    result = auto_memory(settings, messages, "s3")
+    assert [n.date for n in result.notes] == [date(2026, 5, 1), date(2026, 5, 2)]
+    assert result.date == date(2026, 5, 2) and result.index == "daily/2026-05-02.md"
+
+
+def test_explicit_date_and_timezone(settings, lay):
+    tz = settings.model_copy(update={"timezone": "Asia/Shanghai"})
+    result = auto_memory(tz, [{"role": "user", "timestamp": "2026-05-01T20:00:00Z",
+                               "content": "The dentist moved the appointment to Monday morning."}], "s4")
+    assert result.date == date(2026, 5, 2)  # 04:00 next day in Shanghai
+    forced = auto_memory(settings, [{"role": "user", "content": "Passport renewal costs 85 euros."}],
+                         "s5", day=date(2026, 1, 9))
+    assert forced.path.startswith("daily/2026-01-09/")
+
+
+def test_events_only_when_something_changed(settings, lay):
+    auto_memory(settings, conv(), "s1")
+    auto_memory(settings, conv(), "s1")
+    events = read_events(lay)
+    assert len(events) == 1 and events[0]["job"] == "auto_memory"
+    assert events[0]["title"] == "Auto-memory result"
+    assert any(p.startswith("daily/2026-05-01/") for p in events[0]["paths"])
+
+
+def test_fact_lines_cite_existing_log_lines_with_their_text_on_locomo(tmp_path):
+    """Every fact line of notes made from the LoCoMo dev split cites log lines containing it."""
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.locomo import session_id, session_messages, session_numbers
+    from memflow.tasks.workspace import init_workspace, layout
+
+    data = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo-dev.json"
+    samples = json.loads(data.read_text())
+    settings = load_settings(tmp_path / "ws")
+    lay = layout(settings)
+    init_workspace(lay)
+    checked = 0
+    for sample in samples:
+        for number in session_numbers(sample["conversation"]):
+            sid = session_id(sample, number)
+            result = auto_memory(settings, session_messages(sample, number), sid)
+            log = read_log(lay, sid)
+            for note in result.notes:
+                text = (lay.root / note.path).read_text()
+                for line in text.split("\n"):
+                    if not line.startswith("- ") or "[[session/" not in line:
+                        continue
+                    [link] = [l for l in parse_links(line) if l.target.startswith("session/")]
+                    assert link.target == f"session/dialog/{sid}.jsonl"
+                    cited = [n for a, b in parse_anchor(link.anchor) for n in range(a, b + 1)]
+                    assert cited and all(1 <= n <= len(log) for n in cited)
+                    body = line[2:line.index(" [[session/")]
+                    who = log[cited[0] - 1].get("name", "")
+                    fact = body[len(who) + 2:] if who and body.startswith(who + ": ") else body
+                    assert any(fact in " ".join(message_text(log[n - 1]).split()) for n in cited)
+                    checked += 1
+    assert checked > 500
+
+
+def test_turn_policy():
+    state, flush = TurnState(), False
+    flushes = []
+    for n in range(11):
+        state, flush = next_turn(state, "user", interval=5)
+        flushes.append(flush)
+        state, _ = next_turn(state, "assistant", interval=5)
+    assert [i for i, f in enumerate(flushes) if f] == [4, 9]
+    assert next_turn(TurnState(3), "user", interval=None) == (TurnState(4), False)
+    assert next_turn(TurnState(3), "user", interval=0) == (TurnState(4), False)
+    assert next_turn(TurnState(2), "assistant", compacting=True) == (TurnState(0), True)
+    assert next_turn(TurnState(0), "assistant", compacting=True) == (TurnState(0), False)
+    assert next_turn(TurnState(4), "user", source="cron") == (TurnState(4), False)
+    assert next_turn(TurnState(4), "user", source="heartbeat") == (TurnState(4), False)
+
+
+def test_cli_capture_offline_from_jsonl_stdin(settings, lay):
+    lines = "\n".join(json.dumps(m) for m in conv())
+    res = run_cli("-w", str(lay.root), "capture", "--session", "cli-1", "-", input=lines)
+    assert res.returncode == 0, res.stderr
+    assert "2026-05-01: daily/2026-05-01/" in res.stdout and "(created)" in res.stdout
+    res = run_cli("-w", str(lay.root), "capture", "--session", "../x", "-", input=lines)
+    assert res.returncode == 1 and "invalid session id" in res.stderr
+    res = run_cli("-w", str(lay.root), "inbox")
+    assert "auto_memory  Auto-memory result" in res.stdout
+
+
+def test_clean_message_shapes():
+    anthropic = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "x", "content": "r"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+        {"type": "text", "text": "keep me"}]}
+    cleaned = clean_message(anthropic)
+    assert cleaned["content"] == [{"type": "text", "text": "keep me"}]
+    assert cleaned["omitted"] == ["tool_result", "image"]
+    assert clean_message({"role": "tool", "content": "x", "tool_call_id": "1"}) is None
+    only_image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": PNG}}]}
+    assert clean_message(only_image) is None
+    call = {"role": "assistant", "content": "Let me look.", "tool_calls": [{"id": "c"}], "id": "a1"}
+    assert clean_message(call) == {"role": "assistant", "content": "Let me look.", "id": "a1"}
