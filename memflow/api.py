@@ -173,3 +173,59 @@ def inbox(workspace: WorkspaceArg = None, since: str | None = None) -> list[dict
     from memflow.tasks.events import read_events
 
     return read_events(_layout(workspace), since)
+
+
+def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: int = 5,
+          max_notes: int = 50, topic_count: int = 3, topic_diversity_days: int = 7):
+    """Consolidate new daily notes into digest nodes now; returns a DreamSummary."""
+    from datetime import date as date_type
+    from functools import partial
+
+    from memflow.tasks.capture import today
+    from memflow.tasks.dream import run_dream
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.workspace import layout
+
+    settings = settings_for(workspace)
+    day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
+    extract = decide = None
+    if settings.chat_model:
+        from memflow.tasks.model_dream import decide_with_model, extract_with_model
+
+        extract, decide = partial(extract_with_model, settings), partial(decide_with_model, settings)
+    with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
+        return run_dream(settings, day, hint, max_units, max_notes, topic_count,
+                         topic_diversity_days, extract, decide)
+
+
+def dream_runs(workspace: WorkspaceArg = None) -> list[dict]:
+    from memflow.tasks.dream_runs import list_runs
+
+    return list_runs(_layout(workspace))
+
+
+def dream_rollback(run_id: str, workspace: WorkspaceArg = None, force: bool = False) -> list[str]:
+    """Restore the pre-images of a dream run and remove the nodes it created."""
+    from memflow.tasks.dream import catalog_path
+    from memflow.tasks.dream_runs import rollback
+    from memflow.tasks.indexing import run_index
+    from memflow.tasks.lock import workspace_lock
+    from memflow.tasks.workspace import layout
+
+    settings = settings_for(workspace)
+    lay = layout(settings)
+    with workspace_lock(lay.state_dir, "dream-rollback", wait=settings.lock_timeout):
+        restored = rollback(lay, run_id, catalog_path(lay), force)
+        run_index(settings)
+    return restored
+
+
+def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
+    from datetime import date as date_type
+
+    from memflow.tasks.capture import today
+    from memflow.tasks.dream import proactive as read_topics
+
+    settings = settings_for(workspace)
+    day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
+    return read_topics(settings, day)

@@ -22,7 +22,7 @@ def describe_error(exc: BaseException) -> tuple[str | None, int]:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         return f"error: invalid setting {where}: {first.get('msg')}", EXIT_ERROR
-    if isinstance(exc, (ValueError, OSError, LookupError)):
+    if isinstance(exc, (ValueError, OSError, LookupError)) or type(exc).__module__.startswith("memflow."):
         text = str(exc) if not isinstance(exc, OSError) or not exc.filename else \
             f"{exc.strerror}: {exc.filename}"
         return f"error: {text or type(exc).__name__}", EXIT_ERROR
@@ -244,4 +244,58 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         print(f"{event['time']}  {event['job']}  {event['title']}: {event['summary']}")
         for rel in event["paths"]:
             print(f"    {rel}")
+    return 0
+
+
+def cmd_dream(args: argparse.Namespace) -> int:
+    if args.dream_command == "runs":
+        for run in api.dream_runs(workspace_of(args)):
+            actions = " ".join(f"{k}={v}" for k, v in sorted(run["actions"].items())) or "-"
+            print(f"{run['run_id']}  {run['started']}  {run['status']:<12} {actions}")
+        return 0
+    if args.dream_command == "rollback":
+        if not args.run_id:
+            raise ValueError("usage: memflow dream rollback RUN_ID [--force]")
+        for rel in api.dream_rollback(args.run_id, workspace_of(args), args.force):
+            print(f"restored {rel}")
+        return 0
+    settings = api.settings_for(workspace_of(args))
+    if use_prefect(args):
+        from memflow.flows.dream import dream_flow
+
+        summary = dream_flow(str(settings.workspace), args.date or "", args.hint, args.max_units,
+                             args.max_notes)
+    else:
+        summary = api.dream(settings, args.date, args.hint, args.max_units, args.max_notes)
+    if args.json:
+        print(summary.model_dump_json(indent=2))
+        return 0
+    print_dream(summary)
+    return 0
+
+
+def print_dream(summary) -> None:
+    if summary.status == "no change":
+        print(f"dream {summary.date}: no change (no new or changed daily notes)")
+        return
+    actions = " ".join(f"{k}={v}" for k, v in sorted(summary.actions.items()))
+    print(f"dream {summary.date}: run {summary.run_id} read {summary.notes_read} note(s), "
+          f"{summary.units} unit(s): {actions or 'no action'}")
+    for rel in summary.files_written:
+        print(f"  wrote {rel}")
+    for unit, error in summary.failed_units.items():
+        print(f"  failed {unit}: {error}", file=sys.stderr)
+    if summary.notes_left:
+        print(f"  {summary.notes_left} note(s) left for the next run")
+
+
+def cmd_proactive(args: argparse.Namespace) -> int:
+    dump_json(api.proactive(workspace_of(args), args.date))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memflow.demo import run_demo
+
+    run_demo(args.dir)
     return 0

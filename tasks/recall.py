@@ -144,7 +144,23 @@ def _anchored_lines(lay: Layout, path: str, anchor: str, cache: dict[str, list[s
         except (OSError, PathError):
             cache[path] = []
     lines = cache[path]
-    return "\n".join(line for a, b in ranges for line in lines[a - 1:b])
+    picked = [line for a, b in ranges for line in lines[a - 1:b]]
+    if path.endswith(".jsonl"):  # session logs: show who said what, not raw JSON
+        picked = [_message_line(line) for line in picked]
+    return "\n".join(picked)
+
+
+def _message_line(line: str) -> str:
+    import json
+
+    from memflow.tasks.sessionlog import message_text
+
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError:
+        return line
+    who = message.get("name") or message.get("role", "?")
+    return f"{who}: {' '.join(message_text(message).split())}"
 
 
 def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], limit: int) -> None:
@@ -159,9 +175,13 @@ def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], li
     for result in results:
         outs = [r for r in rows if r["source"] == result.path][:limit]
         ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path][:limit]
+        seen: set[tuple[str, str, str]] = set()
         for direction, group in (("out", outs), ("in", ins)):
             for row in group:
                 other = row["target"] if direction == "out" else row["source"]
+                if (direction, other, row["anchor"]) in seen:
+                    continue
+                seen.add((direction, other, row["anchor"]))
                 meta = info.get(other, {})
                 lines = (_anchored_lines(lay, other, row["anchor"], cache) if direction == "out"
                          else _anchored_lines(lay, other, f"L{row['line']}", cache))
