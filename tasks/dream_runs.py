@@ -35,7 +35,7 @@ class RunRecord:
         self.run_id = run_id or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
         self.dir = lay.state_dir / RUNS / self.run_id
         self.manifest = read_json(self.dir / "manifest.json", None) or {
-            "run_id": self.run_id, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "run_id": self.run_id, "started": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
             "status": "running", "actions": [], "files": {}, "catalog_added": {}}
 
     def save(self) -> None:
@@ -77,7 +77,7 @@ def list_runs(lay: Layout) -> list[dict]:
             runs.append({"run_id": manifest["run_id"], "started": manifest["started"],
                          "status": manifest["status"], "actions": counts,
                          "files": sorted(manifest["files"])})
-    return runs
+    return sorted(runs, key=lambda r: r["started"])
 
 
 def rollback(lay: Layout, run_id: str, catalog_path: Path, force: bool = False) -> list[str]:
