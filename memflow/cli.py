@@ -88,6 +88,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s = sub.add_parser("proactive", help="print the interest topics of a day")
     s.add_argument("--date")
+    s = sub.add_parser("eval", help="retrieval evaluation")
+    ev = s.add_subparsers(dest="eval_command", required=True)
+    lo = ev.add_parser("locomo", help="LoCoMo retrieval evaluation")
+    lo.add_argument("data")
+    lo.add_argument("--out", required=True)
+    lo.add_argument("--k", default="1,5,10,20")
+    lo.add_argument("--budgets", default="250,500,1000,2000")
+    lo.add_argument("--dream", action="store_true")
+    lo.add_argument("--samples", help="comma-separated sample ids")
+    lo.add_argument("--set", nargs="*", default=[], metavar="K=V",
+                    help="setting overrides for experiments, e.g. chunk_bytes=1000 keyword_weight=0.5")
     s = sub.add_parser("demo", help="run the whole loop on sample data")
     s.add_argument("dir", nargs="?")
     return p

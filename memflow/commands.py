@@ -299,3 +299,49 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     run_demo(args.dir)
     return 0
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise ValueError(f"expected comma-separated integers, got {text!r}") from exc
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from memflow.tasks.fileops import parse_assignments
+
+    overrides = parse_assignments(args.set)
+    settings = api.settings_for(Path(args.out), **overrides)
+    ks, budgets = _ints(args.k), _ints(args.budgets)
+    samples = [s.strip() for s in args.samples.split(",")] if args.samples else None
+    if use_prefect(args):
+        from memflow.flows.evaluate import evaluate_flow
+
+        summary = evaluate_flow(args.data, args.out, ks, budgets, args.dream, samples, overrides)
+    else:
+        import json as _json
+
+        from tqdm import tqdm
+
+        from memflow.tasks.locomo_eval import run_evaluation
+
+        data = _json.loads(Path(args.data).read_text(encoding="utf-8"))
+        total = sum(len(s["qa"]) for s in data if not samples or s["sample_id"] in samples)
+        with tqdm(total=total, desc="questions", unit="q", file=sys.stderr,
+                  disable=not sys.stderr.isatty()) as bar:
+            summary = run_evaluation(Path(args.data), Path(args.out), settings, ks, budgets,
+                                     args.dream, samples, bar.update)
+    print_eval(summary, args.out)
+    return 0
+
+
+def print_eval(summary: dict, out: str) -> None:
+    base = summary["baseline"]
+    print(f"questions={summary['questions']} seconds={summary['run']['seconds']} -> {out}")
+    print(f"{'metric':<24}{'memflow':>10}{'baseline':>10}")
+    for key in ("recall_any", "recall_all", "budget_recall_any", "budget_recall_all", "session_recall"):
+        for k, value in summary[key].items():
+            print(f"{key + '@' + k:<24}{value:>10.3f}{base[key][k]:>10.3f}")
+    print(f"{'mrr':<24}{summary['mrr']:>10.3f}{base['mrr']:>10.3f}")
+    print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from memflow.schemas.notes import Block, Note
 from memflow.tasks.markdown import blocks
 
+_COMMENT_RE = re.compile(r"^\s*(<!--.*?-->\s*)+$", re.DOTALL)
 _HEADING_TEXT_RE = re.compile(r"^\s{0,3}#{1,6}\s+|\s+#+\s*$")
 
 
@@ -174,7 +175,12 @@ def chunk_markdown(note: Note, budget: int) -> list[Piece]:
         lines = lines[:-1]
     if note.body_start > len(lines):
         return []
-    tree = _build_tree(blocks(note.body, note.body_start), lines)
+    # Comment-only HTML blocks (`<!-- memory:auto -->` markers) are not content: never a chunk.
+    blks = [b for b in blocks(note.body, note.body_start)
+            if not _COMMENT_RE.match("\n".join(lines[b.start - 1:b.end]))]
+    if not blks:
+        return []
+    tree = _build_tree(blks, lines)
     chunker = _Chunker(lines, budget)
     chunker.section(tree, [])
     return chunker.out

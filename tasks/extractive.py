@@ -40,6 +40,12 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END_RE.split(text) if s and s.strip()]
 
 
+_EMOTIVE = frozenset("""wow oh ah haha lol yeah yay hey hi hello thanks thank awesome amazing great
+cool nice fantastic wonderful lovely love glad happy sure totally really so much very good glad
+sounds super incredible beautiful proud congrats congratulations omg aww sweet exciting excited
+inspiring true agree absolutely definitely""".split())
+
+
 def informative(sentence: str, role: str) -> bool:
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", sentence.strip()).strip().lower()
     bare = re.sub(r"[.!?,。！？，]", "", bare) if len(bare) < 40 else bare
@@ -50,7 +56,10 @@ def informative(sentence: str, role: str) -> bool:
     if sentence.rstrip().endswith(("?", "？")):
         return False  # questions are context; the answer carries the fact
     han = len(_HAN_RE.findall(sentence))
-    words = [w for w in re.findall(r"[A-Za-z0-9_]+", sentence) if w.lower() not in STOPWORDS]
+    words = [w for w in re.findall(r"[A-Za-z0-9_]+", sentence)
+             if w.lower() not in STOPWORDS and w.lower() not in _EMOTIVE]
+    if han < 6 and len(words) < 4 and sentence.rstrip().endswith("!"):
+        return False  # an exclamation of few content words: "Wow, fantastic, Caroline!"
     return han >= 6 or len(words) >= 3 or (len(words) >= 2 and any(c.isdigit() for c in sentence))
 
 
@@ -100,13 +109,17 @@ def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> Struc
     seen: set[str] = set()
     for number in lines:
         message = log[number - 1]
+        kept: dict[str, list[str]] = {}
         for sentence in sentences(message_text(message)):
             key = sentence.lower()
             if key in seen or not informative(sentence, message.get("role", "")):
                 continue
             seen.add(key)
-            buckets[classify(sentence)].append(
-                Item(text=sentence, who=str(message.get("name") or ""), lines=[number]))
+            kept.setdefault(classify(sentence), []).append(sentence)
+        # One line per message and section: the provenance link is paid for once per turn.
+        for section, texts in kept.items():
+            buckets[section].append(Item(text=" ".join(texts), who=str(message.get("name") or ""),
+                                         lines=[number]))
     items = [i for group in buckets.values() for i in group]
     if not items:
         return StructuredNote(keep=False)

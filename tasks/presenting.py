@@ -43,8 +43,26 @@ def render_result(result: SearchResult, explain: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_response(response: SearchResponse, explain: bool = False) -> str:
-    blocks = [render_result(r, explain) for r in response.results]
+def render_compact(result: SearchResult) -> str:
+    """The form agents get (tool messages, evaluation budgets): a short header, the text, and
+    links to other notes with their anchored lines. Links to session logs are left out: the
+    note's own fact lines already carry them."""
+    lines = [f"[{result.path}:{result.start_line}-{result.end_line} score={result.score:.4f}]"]
+    if result.name or result.description:
+        lines.append(f"({result.name}: {result.description})" if result.description else f"({result.name})")
+    lines.append(result.text)
+    for link in result.links:
+        if not link.path.endswith(".md"):
+            continue
+        target = f"{link.path}#{link.anchor}" if link.anchor else link.path
+        arrow = "->" if link.direction == "out" else "<-"
+        lines.append(f"{arrow} [[{target}]] {link.name}".rstrip())
+        lines.extend(f"   {text}" for text in link.lines.splitlines()[:6])
+    return "\n".join(lines)
+
+
+def render_response(response: SearchResponse, explain: bool = False, compact: bool = False) -> str:
+    blocks = [render_compact(r) if compact else render_result(r, explain) for r in response.results]
     mark = response.watermark
     if mark.get("stale"):
         blocks.append(f"(index last ran {mark.get('indexed_at') or 'never'}; "
@@ -63,7 +81,7 @@ def tool_call_messages(query: str, response: SearchResponse, max_results: int) -
             "id": call_id, "type": "function",
             "function": {"name": TOOL_NAME, "arguments": arguments}}]},
         {"role": "tool", "tool_call_id": call_id,
-         "content": render_response(response) if response.results else "no results"},
+         "content": render_response(response, compact=True) if response.results else "no results"},
     ]
 
 

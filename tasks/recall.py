@@ -164,7 +164,12 @@ def _message_line(line: str) -> str:
 
 
 def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], limit: int) -> None:
-    """Attach each result's 1-hop out-links and in-links (at most `limit` per direction)."""
+    """Attach each result's 1-hop out-links and in-links (at most `limit` per direction).
+
+    Out-links to the same non-Markdown target (a session log) are merged into one entry whose
+    anchor lists the lines: the note already quotes them, so their text is not repeated. In-links
+    from day-index pages are left out: those pages only list the day's notes.
+    """
     paths = sorted({r.path for r in results})
     if not paths or limit <= 0:
         return
@@ -173,19 +178,36 @@ def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], li
     info = store.files_by_path(sorted(neighbours))
     cache: dict[str, list[str]] = {}
     for result in results:
-        outs = [r for r in rows if r["source"] == result.path][:limit]
-        ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path][:limit]
-        seen: set[tuple[str, str, str]] = set()
-        for direction, group in (("out", outs), ("in", ins)):
-            for row in group:
-                other = row["target"] if direction == "out" else row["source"]
-                if (direction, other, row["anchor"]) in seen:
-                    continue
-                seen.add((direction, other, row["anchor"]))
-                meta = info.get(other, {})
-                lines = (_anchored_lines(lay, other, row["anchor"], cache) if direction == "out"
-                         else _anchored_lines(lay, other, f"L{row['line']}", cache))
-                result.links.append(LinkInfo(
-                    direction=direction, path=other, line=row["line"], anchor=row["anchor"],
-                    label=row["label"], kind=row["kind"], name=meta.get("name") or "",
-                    description=meta.get("description") or "", lines=lines))
+        outs = [r for r in rows if r["source"] == result.path]
+        ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path
+               and info.get(r["source"], {}).get("kind") != "day_index"]
+        result.links.extend(_out_links(lay, outs, info, cache)[:limit])
+        seen: set[str] = set()
+        for row in ins:
+            if row["source"] in seen or len(seen) >= limit:
+                continue
+            seen.add(row["source"])
+            meta = info.get(row["source"], {})
+            result.links.append(LinkInfo(
+                direction="in", path=row["source"], line=row["line"], anchor=row["anchor"],
+                label=row["label"], kind=row["kind"], name=meta.get("name") or "",
+                description=meta.get("description") or "",
+                lines=_anchored_lines(lay, row["source"], f"L{row['line']}", cache)))
+
+
+def _out_links(lay: Layout, rows: list[dict], info: dict, cache: dict) -> list[LinkInfo]:
+    merged: dict[tuple[str, str], LinkInfo] = {}
+    for row in rows:
+        target = row["target"]
+        note = target.endswith(".md")
+        key = (target, row["anchor"]) if note else (target, "")
+        if key in merged:
+            if not note and row["anchor"] and row["anchor"] not in merged[key].anchor.split(","):
+                merged[key].anchor = ",".join(filter(None, [merged[key].anchor, row["anchor"]]))
+            continue
+        meta = info.get(target, {})
+        merged[key] = LinkInfo(
+            direction="out", path=target, line=row["line"], anchor=row["anchor"], label=row["label"],
+            kind=row["kind"], name=meta.get("name") or "", description=meta.get("description") or "",
+            lines=_anchored_lines(lay, target, row["anchor"], cache) if note else "")
+    return list(merged.values())

@@ -8,7 +8,7 @@ from helpers import run_cli
 from memflow.schemas.capture import StructuredNote
 from memflow.tasks.capture import auto_memory
 from memflow.tasks.events import read_events
-from memflow.tasks.extractive import write_extractive
+from memflow.tasks.extractive import sentences, write_extractive
 from memflow.tasks.markdown import parse_anchor, parse_links
 from memflow.tasks.notes import parse_note
 from memflow.tasks.sessionlog import clean_message, message_text, read_log
@@ -173,7 +173,8 @@ def test_fact_lines_cite_existing_log_lines_with_their_text_on_locomo(tmp_path):
                     body = line[2:line.index(" [[session/")]
                     who = log[cited[0] - 1].get("name", "")
                     fact = body[len(who) + 2:] if who and body.startswith(who + ": ") else body
-                    assert any(fact in " ".join(message_text(log[n - 1]).split()) for n in cited)
+                    source = " ".join(" ".join(message_text(log[n - 1]).split()) for n in cited)
+                    assert all(piece in source for piece in sentences(fact))
                     checked += 1
     assert checked > 500
 
