@@ -55,9 +55,15 @@ def recall_at(ranked_cover: list[set[str]], evidence: set[str], k: int) -> tuple
 
 
 def ndcg_at(ranked_cover: list[set[str]], evidence: set[str], k: int = 10) -> float:
-    """Binary relevance: a result is relevant when it covers an evidence turn; the ideal ranking
-    has min(|evidence|, k) relevant results first."""
-    dcg = sum(1.0 / math.log2(i + 2) for i, c in enumerate(ranked_cover[:k]) if c & evidence)
+    """Binary relevance: a result is relevant when it covers an evidence turn that no higher
+    result covered (a digest node and its daily note covering the same turn count once), so the
+    ideal ranking has min(|evidence|, k) relevant results first and nDCG stays within [0, 1]."""
+    seen: set[str] = set()
+    dcg = 0.0
+    for i, cover in enumerate(ranked_cover[:k]):
+        if (cover & evidence) - seen:
+            dcg += 1.0 / math.log2(i + 2)
+        seen |= cover & evidence
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(evidence), k)))
     return dcg / ideal if ideal else 0.0
 

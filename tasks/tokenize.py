@@ -13,8 +13,11 @@ import hashlib
 import re
 from functools import lru_cache
 
-TOKENIZER_VERSION = "1"
-_WORD_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_]+(?:_+[^\W_]+)*", re.UNICODE)
+TOKENIZER_VERSION = "2"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Han runs, or runs of other letters and digits (a Han character always ends such a run, so
+# `9点有汽车保养` gives `9` and the Han run `点有汽车保养`).
+_WORD_RE = re.compile(rf"[{_HAN}]+|[^\W_{_HAN}]+(?:_+[^\W_{_HAN}]+)*", re.UNICODE)
 _HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 

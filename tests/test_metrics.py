@@ -45,6 +45,9 @@ def test_recall_mrr_ndcg_hand_computed():
     # DCG = 1/log2(4) + 1/log2(5) = 0.5 + 0.430677; IDCG = 1 + 1/log2(3) = 1.630930
     assert ndcg_at(ranked, evidence, 10) == pytest.approx((0.5 + 0.4306765581) / 1.6309297536)
     assert ndcg_at([set()], evidence) == 0.0
+    # a second result covering the same turn adds nothing: nDCG never exceeds 1
+    assert ndcg_at([{"D1:3"}, {"D1:3"}, {"D1:1"}], evidence) == pytest.approx((1 + 0.5) / 1.6309297536)
+    assert ndcg_at([{"D1:3"}, {"D1:3"}], {"D1:3"}) == 1.0
 
 
 def test_budget_cut_keeps_rank_order_and_cuts_the_last():

@@ -53,3 +53,7 @@ def test_chinese_without_spaces_gives_bigrams_identical_at_query_time():
 
 def test_jieba_tokenizer_segments_words():
     assert "自行车" in tokenize("我每天骑自行车上班", "jieba")
+
+
+def test_digits_next_to_chinese_do_not_swallow_the_han_run():
+    assert {"汽车", "保养", "9"} <= set(tokenize("老李每个周二9点有汽车保养。"))
