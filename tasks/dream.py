@@ -71,7 +71,8 @@ def candidates(settings: Settings, unit: Unit) -> dict[str, str]:
     lay = layout(settings)
     try:
         response = search(settings, f"{unit.name} {unit.summary}"[:1000], limit=5,
-                          filters=Filters(layer="digest"), link_limit=0)
+                          filters=Filters(layer="digest"), link_limit=0,
+                          with_watermark=False)
     except IndexMissing:
         return {}
     paths = dict.fromkeys(r.path for r in response.results)

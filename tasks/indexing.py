@@ -26,10 +26,11 @@ from memflow.tasks.stores.files import atomic_write_json, decode, read_json
 from memflow.tasks.stores.lance import IndexStore
 from memflow.tasks.tokenize import tokenize, tokenizer_id
 from memflow.tasks.tokens import count_tokens
-from memflow.tasks.workspace import Layout, date_of, iter_files, kind_of, layer_of, layout
+from memflow.tasks.workspace import Layout, date_of, file_stats, kind_of, layer_of, layout
 
 log = logging.getLogger("memflow.index")
 BATCH = 256
+COMPACT_EVERY, COMPACT_BIG = 20, 100  # index runs with writes / files changed in one run
 Progress = Callable[[int], None]
 
 
@@ -39,19 +40,19 @@ def pipeline_version(settings: Settings) -> str:
     return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
 
-def indexed_files(lay: Layout) -> list[str]:
-    return iter_files(lay, [lay.daily, lay.digest])
+def indexed_files(lay: Layout) -> dict[str, tuple[int, int]]:
+    """Indexed files (Markdown under daily/ and digest/) -> (size, mtime_ns)."""
+    return file_stats(lay, [lay.daily, lay.digest])
 
 
 def scan(lay: Layout, catalog: dict, pipeline: str) -> dict[str, DiskFile]:
     """Stat every indexed file; hash only those whose stat or pipeline differ from the catalog."""
     disk = {}
-    for rel in indexed_files(lay):
-        stat = (lay.root / rel).stat()
-        entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns)
+    for rel, (size, mtime_ns) in sorted(indexed_files(lay).items()):
+        entry = DiskFile(rel, size, mtime_ns)
         if needs_hash(entry, catalog.get(rel), pipeline):
             digest = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
-            entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns, digest)
+            entry = DiskFile(rel, size, mtime_ns, digest)
         disk[rel] = entry
     return disk
 
@@ -110,12 +111,17 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
     return written
 
 
+def ids_fingerprint(ids: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
+
+
 def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     folder = keyword_dir(lay, settings)
     table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
     terms = table.column("terms").to_pylist()
     keyword.build(folder, table.drop_columns(["terms"]), terms,
-                  {"chunks_version": store.chunks_version(), "tokenizer": settings.keyword_tokenizer})
+                  {"chunks": ids_fingerprint(table.column("id").to_pylist()),
+                   "tokenizer": settings.keyword_tokenizer})
 
 
 def keyword_dir(lay: Layout, settings: Settings):
@@ -123,8 +129,12 @@ def keyword_dir(lay: Layout, settings: Settings):
 
 
 def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
+    """The keyword index was not built from the chunks now in the table (a run died between
+    the table writes and the swap, or the folder is missing)."""
     meta = keyword.read_meta(keyword_dir(lay, settings))
-    return meta is None or meta.get("chunks_version") != store.chunks_version()
+    if meta is None:
+        return True
+    return meta.get("chunks") != ids_fingerprint(store.chunk_columns(["id"]).column("id").to_pylist())
 
 
 def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,
@@ -154,14 +164,20 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
 
         vectors = backfill_vectors(store, settings)
     rebuilt = plan.changed or keyword_stale(store, lay, settings)
+    previous = read_json(lay.index_dir / WATERMARK, {}) or {}
+    writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
     if rebuilt:
-        store.compact()
+        # Every write makes a LanceDB version: compact after a big change or every few runs,
+        # not on each one-file edit (a compaction costs more than the edit).
+        if writes >= COMPACT_EVERY or len(todo) + len(plan.deleted) >= COMPACT_BIG:
+            store.compact()
+            writes = 0
         rebuild_keyword(store, lay, settings)
     summary = IndexSummary(
         added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
         unchanged=len(plan.unchanged), chunks=written, total_chunks=store.count_chunks(),
         vectors=vectors, keyword_rebuilt=rebuilt, seconds=time.perf_counter() - started)
-    write_watermark(lay, summary)
+    write_watermark(lay, summary, writes)
     return summary
 
 
@@ -176,12 +192,13 @@ def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
 WATERMARK = "watermark.json"
 
 
-def write_watermark(lay: Layout, summary: IndexSummary) -> None:
+def write_watermark(lay: Layout, summary: IndexSummary, writes_since_compaction: int = 0) -> None:
     atomic_write_json(lay.index_dir / WATERMARK, {
         "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "indexed_at_ns": time.time_ns(),
         "files": summary.added + summary.modified + summary.unchanged,
         "chunks": summary.total_chunks,
+        "writes_since_compaction": writes_since_compaction,
     })
 
 
@@ -192,7 +209,7 @@ def watermark(lay: Layout) -> dict:
         return {"indexed_at": None, "changed_since": None, "stale": True}
     since = mark["indexed_at_ns"]
     files = indexed_files(lay)
-    changed = sum(1 for rel in files if (lay.root / rel).stat().st_mtime_ns > since)
+    changed = sum(1 for _size, mtime in files.values() if mtime > since)
     changed += abs(len(files) - mark["files"]) if changed == 0 else 0
     return {"indexed_at": mark["indexed_at"], "changed_since": changed, "stale": changed > 0,
             "files": mark["files"], "chunks": mark["chunks"]}

@@ -140,7 +140,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         row = {"sample": sample["sample_id"], "question": q["question"],
                "category": int(q.get("category", 0)), "evidence": ids, "malformed": malformed,
                "dangling": len(set(ids) - evidence)}
-        response = search(settings, q["question"], limit=limit, link_limit=10)
+        response = search(settings, q["question"], limit=limit, link_limit=10, with_watermark=False)
         shown = [render_compact(r) for r in response.results]
 
         def cover_of(text: str) -> set[str]:

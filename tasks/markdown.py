@@ -116,10 +116,17 @@ _KINDS = {
 
 def blocks(body: str, first_line: int = 1) -> list[Block]:
     """Top-level blocks of a Markdown body with real-file line ranges (blank lines trimmed)."""
-    from mistletoe import Document
+    from mistletoe import Document, span_token
 
     lines = body.split("\n")
-    doc = Document(lines_with_ends(lines))
+    # Only block structure is used: switch inline parsing off while parsing (mistletoe keeps its
+    # token types in module globals, which is also why this must run serially).
+    saved = list(span_token._token_types)
+    span_token._token_types[:] = [span_token.RawText]  # the fallback: text stays one raw span
+    try:
+        doc = Document(lines_with_ends(lines))
+    finally:
+        span_token._token_types[:] = saved
     children = [c for c in doc.children if getattr(c, "line_number", None)]
     out = []
     for index, child in enumerate(children):

@@ -29,24 +29,27 @@ log = logging.getLogger("memflow.recall")
 MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
                   "description"]
-_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
+_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex, IndexStore]] = {}
 
 
 class IndexMissing(LookupError):
     """The workspace has no index yet."""
 
 
-def load_keyword(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
+def open_index(lay: Layout, settings: Settings) -> tuple[keyword.KeywordIndex, IndexStore]:
+    """The keyword index and the tables, cached per process until the index changes (every
+    index run that changes anything swaps in a new keyword generation)."""
     folder = keyword_dir(lay, settings)
     gen = keyword.current_dir(folder)
     if gen is None:
         raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
     cached = _KEYWORD_CACHE.get(folder)
     if cached and cached[0] == gen.name:
-        return cached[1]
+        return cached[1], cached[2]
     index = keyword.load(folder)
-    _KEYWORD_CACHE[folder] = (gen.name, index)
-    return index
+    store = IndexStore(lay.index_dir / "lance")
+    _KEYWORD_CACHE[folder] = (gen.name, index, store)
+    return index, store
 
 
 def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
@@ -81,7 +84,10 @@ def filter_sql(filters: Filters) -> str:
 
 def keyword_branch(index: keyword.KeywordIndex, query: str, n: int, filters: Filters,
                    tokenizer: str) -> list[tuple[str, float]]:
-    hits = keyword.top_k(index, tokenize(query, tokenizer), n, filter_mask(index.docs, filters))
+    key = filters.model_dump_json()
+    if key not in index.masks:  # the same filters come back: compute each mask once per index
+        index.masks[key] = filter_mask(index.docs, filters)
+    hits = keyword.top_k(index, tokenize(query, tokenizer), n, index.masks[key])
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
 
@@ -96,7 +102,7 @@ def vector_branch(store: IndexStore, settings: Settings, query: str, n: int,
 
 def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
            filters: Filters | None = None, explain: bool = False,
-           link_limit: int = 10) -> SearchResponse:
+           link_limit: int = 10, with_watermark: bool = True) -> SearchResponse:
     """Query -> ranked results with links, the index watermark and each branch's hit count.
 
     The score is weighted RRF: `sum w_b / (rrf_k + rank_b)`; with vectors off the keyword branch
@@ -106,22 +112,20 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         raise ValueError("empty query")
     filters = filters or Filters()
     lay = layout(settings)
-    index = load_keyword(lay, settings)
-    store = IndexStore(lay.index_dir / "lance")
+    index, store = open_index(lay, settings)
     n = min(max(limit, 1) * settings.candidate_multiplier, MAX_CANDIDATES)
     rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
     vectors_on = bool(settings.embedding_model)
     if vectors_on:
         rankings["vector"] = vector_branch(store, settings, query, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
-    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score][:limit]
-    rows = {r["id"]: r for r in store.chunks_by_id([f.id for f in fused], RESULT_COLUMNS)}
+    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
+    fused = [f for f in fused if index.row_of(f.id) is not None][:limit]  # vectors of a newer run
+    rows = index.rows([index.row_of(f.id) for f in fused])
     results = []
-    for f in fused:
-        row = rows.get(f.id)
-        if row is None:
-            continue  # the keyword index is newer or older than the table by one write
-        result = SearchResult(**row, score=f.score, vector=f.raw.get("vector"),
+    for f, row in zip(fused, rows):
+        shown = {k: row[k] for k in RESULT_COLUMNS}
+        result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
                               keyword=f.raw.get("keyword"))
         if explain:
             result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
@@ -130,7 +134,8 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     expand_links(store, lay, results, link_limit)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
     log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
-    return SearchResponse(query=query, results=results, watermark=watermark(lay),
+    mark = watermark(lay) if with_watermark else {"skipped": True}
+    return SearchResponse(query=query, results=results, watermark=mark,
                           vector_hits=vector_hits, keyword_hits=keyword_hits)
 
 

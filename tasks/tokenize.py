@@ -55,15 +55,18 @@ def tokenizer_id(kind: str) -> str:
     return f"{kind}-{digest[:10]}"
 
 
-def _latin_tokens(word: str) -> list[str]:
+@lru_cache(maxsize=500_000)
+def _latin_tokens(word: str) -> tuple[str, ...]:
+    """One non-Han word -> stemmed tokens: the whole word, plus its parts when it is an
+    identifier (camelCase, snake_case, letters mixed with digits). Cached: words repeat."""
     lower = word.lower()
-    parts = [p.lower() for p in _CAMEL_RE.findall(word.replace("_", " "))] if (
-        "_" in word or (any(c.isupper() for c in word[1:]) and not word.isupper())
-        or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
-    ) else []
+    split = "_" in word or (any(c.isupper() for c in word[1:]) and not word.isupper()) or (
+        any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
     out = [lower] if lower not in STOPWORDS else []
-    out.extend(p for p in parts if p != lower and p not in STOPWORDS)
-    return out
+    if split:
+        parts = [p.lower() for p in _CAMEL_RE.findall(word.replace("_", " "))]
+        out.extend(p for p in parts if p != lower and p not in STOPWORDS)
+    return tuple(_stemmer().stemWords(out)) if out else ()
 
 
 def _han_tokens(run: str, kind: str) -> list[str]:
@@ -76,14 +79,11 @@ def _han_tokens(run: str, kind: str) -> list[str]:
 
 def tokenize(text: str, kind: str = "bigram") -> list[str]:
     """Text -> keyword tokens."""
-    latin: list[str] = []
+    han: list[str] = []
     out: list[str] = []
-    for match in _WORD_RE.finditer(text):
-        word = match.group(0)
+    for word in _WORD_RE.findall(text):
         if _HAN_RE.match(word):
-            out.extend(_han_tokens(word, kind))
+            han.extend(_han_tokens(word, kind))
         else:
-            latin.extend(_latin_tokens(word))
-    if latin:
-        out.extend(_stemmer().stemWords(latin))
-    return out
+            out.extend(_latin_tokens(word))
+    return han + out

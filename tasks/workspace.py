@@ -7,6 +7,7 @@ raises `PathError`. Session ids must match `SESSION_ID_PATTERN`.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -153,23 +154,35 @@ def date_of(rel: str) -> date | None:
         return None
 
 
-def iter_files(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",)) -> list[str]:
-    """Workspace-relative paths of regular files under `folders`, sorted; skips hidden files
-    and symlinks that leave the workspace."""
-    found = []
-    root = lay.root
-    for folder in folders:
-        base = root / folder
-        if not base.is_dir():
+def file_stats(lay: Layout, folders: list[str],
+               suffixes: tuple[str, ...] = (".md",)) -> dict[str, tuple[int, int]]:
+    """Workspace-relative path -> (size, mtime_ns) of regular files under `folders`, from one
+    scandir walk; hidden entries are skipped, symlinks only when they stay in the workspace."""
+    root = str(lay.root)
+    found: dict[str, tuple[int, int]] = {}
+    stack = [os.path.join(root, f) for f in folders]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        for path in base.rglob("*"):
-            if not path.name.endswith(suffixes) or any(p.startswith(".") for p in path.relative_to(root).parts):
-                continue
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                continue
-            if path.is_file():
-                found.append(path.relative_to(root).as_posix())
-    return sorted(found)
+        with entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(lay.root):
+                    continue
+                if entry.is_dir():
+                    stack.append(entry.path)
+                elif entry.name.endswith(suffixes) and entry.is_file():
+                    stat = entry.stat()
+                    found[entry.path[len(root) + 1:].replace(os.sep, "/")] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def iter_files(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",)) -> list[str]:
+    return sorted(file_stats(lay, folders, suffixes))
 
 
 def markdown_files(lay: Layout) -> list[str]:

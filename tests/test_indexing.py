@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from helpers import run_cli
 from memflow.tasks.fileops import write_file
@@ -161,8 +160,7 @@ def test_index_killed_midway_then_rerun_agrees(settings, lay):
     store = IndexStore(lay.index_dir / "lance")
     files = set(store.catalog())
     chunk_paths = set(store.chunk_columns(["path"]).column("path").to_pylist())
-    gen = keyword.current_dir(keyword_dir(lay, settings))
-    keyword_ids = set(pq.read_table(gen / "docs.parquet").column("id").to_pylist())
+    keyword_ids = set(keyword.load(keyword_dir(lay, settings)).docs.column("id").to_pylist())
     assert files == chunk_paths == {p.relative_to(lay.root).as_posix()
                                    for p in lay.root.rglob("*.md") if "metadata" not in p.parts}
     assert keyword_ids == set(ids(lay))

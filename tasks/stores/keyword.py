@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from memflow.tasks.stores.files import atomic_write_text
 
-DOC_COLUMNS = ["id", "path", "layer", "kind", "date"]
+# Row i of docs.arrow is BM25 document i: filter columns plus what a result shows, so a keyword
+# search reads a memory-mapped Arrow file and never queries the tables.
+DOC_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line", "heading_path",
+               "text", "name", "description"]
 
 
 @dataclass
@@ -29,10 +31,20 @@ class KeywordIndex:
     retriever: object  # bm25s.BM25
     docs: pa.Table  # DOC_COLUMNS, row i = BM25 document i
     meta: dict
+    _rows: dict[str, int] | None = None
+    masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
 
     @property
     def size(self) -> int:
         return self.docs.num_rows
+
+    def row_of(self, chunk_id: str) -> int | None:
+        if self._rows is None:
+            self._rows = {cid: n for n, cid in enumerate(self.docs.column("id").to_pylist())}
+        return self._rows.get(chunk_id)
+
+    def rows(self, numbers: list[int]) -> list[dict]:
+        return self.docs.take(pa.array(numbers, type=pa.int64())).to_pylist() if numbers else []
 
 
 def current_dir(folder: Path) -> Path | None:
@@ -63,7 +75,8 @@ def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict) -> P
     if terms:
         retriever.index(terms, show_progress=False)
         retriever.save(str(gen / "bm25"), show_progress=False)
-    pq.write_table(docs.select(DOC_COLUMNS), gen / "docs.parquet")
+    with pa.ipc.new_file(str(gen / "docs.arrow"), docs.schema) as writer:
+        writer.write_table(docs.select(DOC_COLUMNS))
     (gen / "meta.json").write_text(json.dumps({**meta, "docs": docs.num_rows}), encoding="utf-8")
     atomic_write_text(folder / "CURRENT", gen.name)
     for old in folder.glob("gen-*"):
@@ -79,7 +92,7 @@ def load(folder: Path) -> KeywordIndex | None:
     if gen is None:
         return None
     meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
-    docs = pq.read_table(gen / "docs.parquet")
+    docs = pa.ipc.open_file(pa.memory_map(str(gen / "docs.arrow"))).read_all()
     retriever = None
     if (gen / "bm25").is_dir():
         retriever = bm25s.BM25.load(str(gen / "bm25"), mmap=True, show_progress=False, verbosity=0)

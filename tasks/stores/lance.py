@@ -98,9 +98,6 @@ class IndexStore:
                 .select(["path", "name", "description", "kind"]).limit(len(paths)).to_arrow())
         return {r["path"]: r for r in rows.to_pylist()}
 
-    def chunks_version(self) -> int:
-        return self.chunks.version
-
     def count_chunks(self) -> int:
         return self.chunks.count_rows()
 

@@ -1,0 +1,68 @@
+"""One measurement of memory-flows in this process (run once per size, in a fresh process):
+cold index, no-op run, one file changed -> searchable, BM25 search p50/p95, link expansion and
+watermark costs, peak RSS. Prints one JSON object."""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from corpus import QUERIES, build  # noqa: E402
+
+
+def main(count: int) -> dict:
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.indexing import run_index, watermark
+    from memflow.tasks.recall import search
+    from memflow.tasks.workspace import init_workspace, layout
+
+    root = Path(tempfile.mkdtemp(prefix=f"bench-mf-{count}-"))
+    settings = load_settings(root)
+    lay = layout(settings)
+    init_workspace(lay)
+    paths = build(root, count)
+    out: dict = {"system": "memory-flows", "notes": count}
+    started = time.perf_counter()
+    summary = run_index(settings)
+    out["cold_index_s"] = time.perf_counter() - started
+    out["chunks"] = summary.total_chunks
+    started = time.perf_counter()
+    run_index(settings)
+    out["noop_s"] = time.perf_counter() - started
+    target = paths[count // 2]
+    target.write_text(target.read_text() + "\nA new line about zanzibarquokka.\n")
+    started = time.perf_counter()
+    run_index(settings)
+    found = search(settings, "zanzibarquokka", limit=1, link_limit=0).results
+    out["change_searchable_s"] = time.perf_counter() - started
+    assert found and found[0].path.endswith(target.name), "changed note not found"
+    search(settings, "warm up", link_limit=0)
+    timings = {"bm25": [], "bm25+links": []}
+    for _ in range(5):
+        for query in QUERIES:
+            t = time.perf_counter()
+            search(settings, query, limit=5, link_limit=0, with_watermark=False)
+            timings["bm25"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            search(settings, query, limit=5, link_limit=10, with_watermark=False)
+            timings["bm25+links"].append(time.perf_counter() - t)
+    for name, values in timings.items():
+        values.sort()
+        out[f"search_{name}_p50_ms"] = 1000 * statistics.median(values)
+        out[f"search_{name}_p95_ms"] = 1000 * values[int(0.95 * (len(values) - 1))]
+    t = time.perf_counter()
+    for _ in range(10):
+        watermark(lay)
+    out["watermark_ms"] = 100 * (time.perf_counter() - t)
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(int(sys.argv[1]))))
