@@ -17,16 +17,14 @@ def hit_rates(kind: str) -> tuple[float, float, float]:
     from memflow.schemas.settings import load_settings
     from memflow.tasks.indexing import run_index
     from memflow.tasks.recall import search
-    from memflow.tasks.regression_data import generate
+    from memflow.tasks.regression_data import generate, write_notes
     from memflow.tasks.workspace import init_workspace, layout
 
     settings = load_settings(tempfile.mkdtemp(), keyword_tokenizer=kind)
     lay = layout(settings)
     init_workspace(lay)
     notes, cases = generate()
-    for rel, text in notes.items():
-        (lay.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (lay.root / rel).write_text(text, encoding="utf-8")
+    write_notes(lay.root, notes)
     started = time.perf_counter()
     run_index(settings)
     seconds = time.perf_counter() - started

@@ -100,3 +100,13 @@ def generate(seed: int = 7, planted: int = 40, distractors: int = 220) -> tuple[
 def _note(name: str, lines: list[str]) -> str:
     body = "\n".join(f"- {line}" for line in lines)
     return f"---\nname: {name}\ndescription: notes\n---\n\n# Notes\n\n{body}\n"
+
+
+def write_notes(root, notes: dict[str, str]) -> None:
+    """Write generated notes under a workspace root (tests and the tokenizer benchmark)."""
+    from pathlib import Path
+
+    for rel, text in notes.items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")

@@ -4,7 +4,7 @@ import pytest
 
 from memflow.tasks.indexing import run_index
 from memflow.tasks.recall import search
-from memflow.tasks.regression_data import generate
+from memflow.tasks.regression_data import generate, write_notes
 
 
 @pytest.fixture(scope="module")
@@ -16,9 +16,7 @@ def suite(tmp_path_factory):
     lay = layout(settings)
     init_workspace(lay)
     notes, cases = generate()
-    for rel, text in notes.items():
-        (lay.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (lay.root / rel).write_text(text, encoding="utf-8")
+    write_notes(lay.root, notes)
     run_index(settings)
     return settings, notes, cases
 
