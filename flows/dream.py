@@ -1,4 +1,4 @@
-"""Dream flow: extract -> integrate (per unit) -> topics -> finish, holding the workspace lock."""
+"""Dream flow: extract -> integrate (one task per unit) -> topics -> finish, holding the lock."""
 
 from __future__ import annotations
 
@@ -10,17 +10,21 @@ from functools import partial
 from prefect import flow, task
 
 from memflow import __version__
-from memflow.schemas.dream import DreamSummary
+from memflow.schemas.dream import ActionRecord, DreamSummary
 from memflow.schemas.settings import load_settings
 from memflow.tasks.capture import today
-from memflow.tasks.dream import run_dream
+from memflow.tasks.dream import extract_stage, finish_stage, integrate_stage, topics_stage
 from memflow.tasks.lock import workspace_lock
 from memflow.tasks.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.workspace import layout
 
-extract_task = task(extract_with_model, name="extract-units", retries=2, retry_delay_seconds=1)
-decide_task = task(decide_with_model, name="decide-unit", retries=2, retry_delay_seconds=1)
-dream_task = task(run_dream, name="consolidate")
+# Retries at the network edge only: the model calls.
+extract_model = task(extract_with_model, name="extract-units-model", retries=2, retry_delay_seconds=1)
+decide_model = task(decide_with_model, name="decide-model", retries=2, retry_delay_seconds=1)
+extract = task(extract_stage, name="extract")
+integrate = task(integrate_stage, name="integrate")
+topics = task(topics_stage, name="topics")
+finish = task(finish_stage, name="finish")
 
 
 @flow(name="dream", version=__version__)
@@ -32,9 +36,17 @@ def dream_flow(workspace: str, date: str = "", hint: str = "", max_units: int = 
         time.sleep(random.uniform(0, start_jitter_seconds))
     settings = load_settings(workspace)
     day = date_type.fromisoformat(date) if date else today(settings)
-    extract = decide = None
-    if settings.chat_model:
-        extract, decide = partial(extract_task, settings), partial(decide_task, settings)
+    use_model = bool(settings.chat_model)
+    extract_fn = partial(extract_model, settings, hint=hint) if use_model else None
+    decide_fn = partial(decide_model, settings) if use_model else None
     with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
-        return dream_task(settings, day, hint, max_units, max_notes, topic_count,
-                          topic_diversity_days, extract, decide)
+        plan = extract(settings, day, max_notes, max_units, extract_fn)
+        if plan is None:
+            return DreamSummary(date=day.isoformat(), status="no change")
+        records: list[ActionRecord | str] = []
+        for unit in plan.units[:max_units]:
+            state = integrate(settings, plan.run_id, unit, decide_fn, return_state=True)
+            # A failed unit is recorded in the summary and its notes stay for the next run.
+            records.append(state.result() if state.is_completed() else str(state.message or "failed"))
+        interests = topics(settings, plan, topic_count, topic_diversity_days)
+        return finish(settings, plan, records, interests)

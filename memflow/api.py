@@ -192,7 +192,8 @@ def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: 
     if settings.chat_model:
         from memflow.tasks.model_dream import decide_with_model, extract_with_model
 
-        extract, decide = partial(extract_with_model, settings), partial(decide_with_model, settings)
+        extract = partial(extract_with_model, settings, hint=hint)
+        decide = partial(decide_with_model, settings)
     with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
         return run_dream(settings, day, hint, max_units, max_notes, topic_count,
                          topic_diversity_days, extract, decide)

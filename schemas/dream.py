@@ -100,3 +100,15 @@ class DreamSummary(BaseModel):
     notes_consumed: int = 0
     notes_left: int = 0
     topics: list[str] = Field(default_factory=list)
+
+
+class DreamPlan(BaseModel):
+    """What extract decided: the notes read (path, sha256 seen before the run) and the units."""
+
+    date: str
+    run_id: str
+    selected: list[tuple[str, str]]
+    notes_left: int = 0
+    units: list[Unit] = Field(default_factory=list)
+    origins: list[str] = Field(default_factory=list)  # the note each unit came from
+    max_units: int = 5

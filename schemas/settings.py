@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     candidate_multiplier: int = 3
 
     resource_max_bytes: int = 1024 * 1024
+    digest_node_bytes: int = 8000  # a node past this size is split by subject, not grown
     lock_timeout: float = 600.0
 
     @field_validator("session_dir", "resource_dir", "daily_dir", "digest_dir", "metadata_dir")

@@ -16,7 +16,7 @@ from datetime import date, timedelta
 import yaml
 
 from memflow.schemas.dream import (
-    ActionRecord, Corroborate, Correct, Create, Decision, DreamSummary, Refine, Topic, Unit,
+    ActionRecord, Corroborate, Correct, Create, Decision, DreamPlan, DreamSummary, Refine, Topic, Unit,
 )
 from memflow.schemas.recall import Filters
 from memflow.schemas.settings import Settings
@@ -129,12 +129,23 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, st
     return path, text, False
 
 
+def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, limit: int) -> Decision:
+    """A node past `limit` bytes is not grown: the unit becomes a node of its own subject that
+    links to the full one (CORRECT still fixes the claim where it stands)."""
+    match decision:
+        case Refine(path=path) | Corroborate(path=path) if (lay.root / path).stat().st_size > limit:
+            return Create(path=new_path, name=unit.name, description=unit.summary[:200],
+                          claims=[f.text for f in unit.evidence] or [unit.summary], related=[path])
+    return decision
+
+
 def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide) -> ActionRecord:
     lay = layout(settings)
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))
     decision = decide(unit, candidates(settings, unit), new_path)
     validate(lay, decision, unit)
+    decision = split_if_full(lay, decision, unit, new_path, settings.digest_node_bytes)
     path, text, created = apply_decision(lay, decision, unit)
     record = ActionRecord(unit=unit.name, action=decision.action if text else "none", path=path,
                           created=created)
@@ -174,54 +185,91 @@ def offline_extract(notes: list) -> list[tuple[Unit, str]]:
     return extract_units(notes)
 
 
-def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 5, max_notes: int = 50,
-              topic_count: int = 3, topic_diversity_days: int = 7, extract: Extract | None = None,
-              decide: Decide | None = None) -> DreamSummary:
+def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
+                  extract: Extract | None = None) -> DreamPlan | None:
+    """Select new or changed daily notes and extract units; None when there is nothing to do."""
     lay = layout(settings)
     selected, left, gone = select_notes(lay, day, max_notes)
-    catalog = read_json(catalog_path(lay), {})
-    for rel in gone:
-        catalog.pop(rel, None)
     if gone:
+        catalog = read_json(catalog_path(lay), {})
+        for rel in gone:
+            catalog.pop(rel, None)
         atomic_write_json(catalog_path(lay), catalog)
-    summary = DreamSummary(date=day.isoformat(), notes_read=len(selected), notes_left=left)
     if not selected:
-        summary.status = "no change"
-        return summary
+        return None
     if not (lay.index_dir / "watermark.json").exists():
         run_index(settings)
     notes = [parse_note(rel, read_text(lay.root / rel)) for rel, _ in selected]
-    units = (extract or offline_extract)(notes)
-    run = RunRecord(lay)
-    summary.run_id = run.run_id
-    blocked = {origin for _, origin in units[max_units:]}  # cut by max_units: not consumed
-    for unit, origin in units[:max_units]:
-        try:
-            record = integrate(settings, run, unit, decide or decide_offline)
-        except Exception as exc:  # noqa: BLE001 - a failed unit leaves its notes for the next run
-            log.error("dream unit %r failed: %s", unit.name, exc)
-            summary.failed_units[unit.name] = f"{type(exc).__name__}: {exc}"
+    pairs = (extract or offline_extract)(notes)
+    return DreamPlan(date=day.isoformat(), run_id=RunRecord(lay).run_id, selected=selected,
+                     notes_left=left, units=[u for u, _ in pairs], origins=[o for _, o in pairs],
+                     max_units=max_units)
+
+
+def integrate_stage(settings: Settings, run_id: str, unit: Unit, decide: Decide | None = None) -> ActionRecord:
+    """Integrate one unit into exactly one digest node (raises when the decision is invalid)."""
+    return integrate(settings, RunRecord(layout(settings), run_id), unit, decide or decide_offline)
+
+
+def topics_stage(settings: Settings, plan: DreamPlan, topic_count: int, diversity_days: int) -> str | None:
+    """Write `daily/<date>/interests.yaml` from the run's notes; returns its path."""
+    lay = layout(settings)
+    day = date.fromisoformat(plan.date)
+    facts = [f for rel, _ in plan.selected for f in note_facts(parse_note(rel, read_text(lay.root / rel)))]
+    topics = choose_topics(facts, topic_count, recent_topics(lay, day, diversity_days))
+    if not topics:
+        return None
+    return write_topics(settings, RunRecord(lay, plan.run_id), day, topics, topic_count, diversity_days)
+
+
+def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord | str],
+                 interests: str | None) -> DreamSummary:
+    """Advance the catalog for notes whose units all succeeded, log the event, summarise.
+
+    `records[i]` is the action of unit i, or the error text when it failed."""
+    lay = layout(settings)
+    summary = DreamSummary(run_id=plan.run_id, date=plan.date, notes_read=len(plan.selected),
+                           notes_left=plan.notes_left, units=len(records))
+    blocked = set(plan.origins[plan.max_units:])  # cut by max_units: not consumed
+    for unit, origin, record in zip(plan.units, plan.origins, records):
+        if isinstance(record, str):
+            summary.failed_units[unit.name] = record
             blocked.add(origin)
             continue
         summary.actions[record.action] = summary.actions.get(record.action, 0) + 1
         if record.action != "none" and record.path not in summary.files_written:
             summary.files_written.append(record.path)
-    summary.units = min(len(units), max_units)
-    facts = [f for note in notes for f in note_facts(note)]
-    topics = choose_topics(facts, topic_count, recent_topics(lay, day, topic_diversity_days))
-    if topics:
-        summary.files_written.append(write_topics(settings, run, day, topics, topic_count,
-                                                  topic_diversity_days))
-        summary.topics = [t.title for t in topics]
-    consumed = {rel: sha for rel, sha in selected if rel not in blocked}
+    if interests:
+        summary.files_written.append(interests)
+        summary.topics = [t["title"] for t in (yaml.safe_load(read_text(lay.root / interests)) or {}).get("topics", [])]
+    consumed = {rel: sha for rel, sha in plan.selected if rel not in blocked}
+    catalog = read_json(catalog_path(lay), {})
     catalog.update(consumed)
     atomic_write_json(catalog_path(lay), catalog)
     summary.notes_consumed = len(consumed)
     summary.status = "partial" if summary.failed_units else "ok"
-    run.finish(summary.status, consumed, summary.model_dump())
+    RunRecord(lay, plan.run_id).finish(summary.status, consumed, summary.model_dump())
     append_event(lay, "auto_dream", summary.files_written,
                  ", ".join(f"{k}={v}" for k, v in sorted(summary.actions.items())) or "no action")
     return summary
+
+
+def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 5, max_notes: int = 50,
+              topic_count: int = 3, topic_diversity_days: int = 7, extract: Extract | None = None,
+              decide: Decide | None = None) -> DreamSummary:
+    """The whole run, stage after stage (the dream flow runs the same stages as tasks)."""
+    plan = extract_stage(settings, day, max_notes, max_units, extract)
+    if plan is None:
+        return DreamSummary(date=day.isoformat(), status="no change")
+    records: list[ActionRecord | str] = []
+    for unit in plan.units[:max_units]:
+        try:
+            records.append(integrate_stage(settings, plan.run_id, unit, decide))
+        except Exception as exc:  # noqa: BLE001 - recorded in the summary; its notes stay unconsumed
+            log.error("dream unit %r failed: %s", unit.name, exc)
+            records.append(f"{type(exc).__name__}: {exc}")
+    interests = topics_stage(settings, plan, topic_count, topic_diversity_days)
+    return finish_stage(settings, plan, records, interests)
 
 
 def proactive(settings: Settings, day: date) -> dict:

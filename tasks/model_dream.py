@@ -31,8 +31,10 @@ def _numbered(note: Note) -> str:
     return "\n".join(f"L{n} {line}" for n, line in enumerate(lines, 1) if line.strip())
 
 
-def extract_with_model(settings: Settings, notes: list[Note]) -> list[tuple[Unit, str]]:
+def extract_with_model(settings: Settings, notes: list[Note], hint: str = "") -> list[tuple[Unit, str]]:
     text = "\n\n".join(f"=== {n.path}\n{_numbered(n)}" for n in notes)
+    if hint:
+        text += f"\n\nCaller hint: {hint}"
     reply = complete_json(settings, [{"role": "system", "content": EXTRACT_SYSTEM},
                                      {"role": "user", "content": text}], ExtractResult)
     by_path = {n.path: n for n in notes}

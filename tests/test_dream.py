@@ -241,3 +241,16 @@ def test_cli_dream_runs_rollback(settings, lay):
     assert res.returncode == 1 and "already rolled back" in res.stderr
     res = run_cli("-w", ws, "proactive", "--date", "2026-04-02")
     assert json.loads(res.stdout)["status"] == "skipped"
+
+
+def test_full_node_is_split_by_subject_not_grown(settings, lay):
+    small = settings.model_copy(update={"digest_node_bytes": 200})
+    capture_fixture(small, upto=1)
+    run_dream(small, date(2026, 4, 1), max_units=10)
+    before = digest_files(lay)
+    auto_memory(small, say("2026-04-03", "c", FIXTURE[2][2][0]), "c")  # would REFINE the cluster node
+    summary = run_dream(small, date(2026, 4, 3), max_units=10)
+    assert summary.actions == {"create": 1}
+    new = lay.root / next(p for p in summary.files_written if p.startswith("digest/"))
+    assert any(f"[[{parent}]]" in new.read_text() for parent in before)  # linked to the full node
+    assert {p: t for p, t in digest_files(lay).items() if p in before} == before  # not grown

@@ -47,3 +47,26 @@ def test_flow_waits_for_the_lock_then_fails_busy(settings, lay):
     with workspace_lock(lay.state_dir, "dream"):
         with pytest.raises(WorkspaceBusy):
             index_flow(str(lay.root))
+
+
+def test_dream_flow_records_a_failed_unit_and_keeps_its_note(model_settings, lay, fake_model):
+    from datetime import date
+
+    from memflow.flows.dream import dream_flow
+    from memflow.schemas.dream import Evidence, ExtractResult, Unit
+    from memflow.tasks.capture import auto_memory
+    from memflow.tasks.dream import catalog_path
+
+    offline = model_settings.model_copy(update={"chat_model": "", "embedding_model": ""})
+    result = auto_memory(offline, [{"id": "1", "role": "user", "timestamp": "2026-09-01T08:00:00Z",
+                                    "content": "The backup disk is replaced every two years."}], "df")
+    (lay.root / "memflow.toml").write_text(
+        f'chat_model = "openai/test-chat"\nmodel_api_base = "{fake_model.api_base}"\n'
+        'model_api_key = "x"\nmodel_timeout = 5\n')
+    unit = Unit(name="Backups", bucket="wiki", summary="Backup disks are replaced every two years.",
+                paths=[result.path], evidence=[Evidence(path=result.path, lines=[12], text="x")])
+    fake_model.script.append({"content": ExtractResult(units=[unit]).model_dump_json()})
+    fake_model.script.extend([{"content": '{"decision": {"action": "merge"}}'}] * 3)
+    summary = dream_flow(str(lay.root), date="2026-09-01")
+    assert summary.status == "partial" and "Backups" in summary.failed_units
+    assert not catalog_path(lay).exists() or result.path not in catalog_path(lay).read_text()
