@@ -22,7 +22,7 @@ from memflow.tasks.markdown import parse_links
 from memflow.tasks.notes import parse_note
 from memflow.tasks.planning import DiskFile, plan_index, needs_hash
 from memflow.tasks.stores import keyword
-from memflow.tasks.stores.files import atomic_write_json, decode, read_json
+from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, decode, read_json
 from memflow.tasks.stores.lance import IndexStore
 from memflow.tasks.tokenize import tokenize, tokenizer_id
 from memflow.tasks.tokens import count_tokens
@@ -128,13 +128,13 @@ def keyword_dir(lay: Layout, settings: Settings):
     return lay.index_dir / "keyword" / tokenizer_id(settings.keyword_tokenizer)
 
 
+DIRTY = "DIRTY"  # present from the first table write of a run until its keyword swap
+
+
 def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
-    """The keyword index was not built from the chunks now in the table (a run died between
-    the table writes and the swap, or the folder is missing)."""
-    meta = keyword.read_meta(keyword_dir(lay, settings))
-    if meta is None:
-        return True
-    return meta.get("chunks") != ids_fingerprint(store.chunk_columns(["id"]).column("id").to_pylist())
+    """The keyword index may not match the tables: a run died between its table writes and the
+    keyword swap (the DIRTY marker is still there), or the keyword folder is missing."""
+    return (lay.index_dir / DIRTY).exists() or keyword.read_meta(keyword_dir(lay, settings)) is None
 
 
 def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,
@@ -147,6 +147,8 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     catalog = store.catalog()
     plan = plan_index(scan(lay, catalog, pipeline), catalog, pipeline)
     todo = plan.added + plan.modified
+    if plan.changed:
+        atomic_write_text(lay.index_dir / DIRTY, pipeline)
     progress = progress_factory(len(todo)) if progress_factory and todo else None
     written = apply_changes(store, lay, settings, todo, pipeline, progress)
     if plan.deleted:
@@ -173,6 +175,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
             store.compact()
             writes = 0
         rebuild_keyword(store, lay, settings)
+        (lay.index_dir / DIRTY).unlink(missing_ok=True)
     summary = IndexSummary(
         added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
         unchanged=len(plan.unchanged), chunks=written, total_chunks=store.count_chunks(),
