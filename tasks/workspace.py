@@ -115,6 +115,7 @@ What cannot be derived from the Markdown files lives here; keep it with backups.
 - `lock.json`: the workspace lock held by the job writing now (safe to delete when no job runs).
 - `index_watermark.json`: when the index last ran (also lets search tell a stale index).
 - `inbox.jsonl`: one event per job that changed files.
+- `capture/<session_id>.json`: the last session-log line each daily note was written from.
 - `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed.
 - `dream_runs/<run_id>/`: pre-images of digest nodes touched by a dream run, for rollback.
 
