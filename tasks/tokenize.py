@@ -49,6 +49,7 @@ def _jieba():
     return jieba
 
 
+@lru_cache(maxsize=8)
 def tokenizer_id(kind: str) -> str:
     """Folder name of a keyword index built with this tokenizer: `<kind>-<fingerprint>`."""
     digest = hashlib.sha256(f"{kind}|{TOKENIZER_VERSION}|{sorted(STOPWORDS)}".encode()).hexdigest()
