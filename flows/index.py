@@ -14,21 +14,21 @@ index_task = task(run_index, name="index-workspace")
 reindex_task = task(run_reindex, name="reindex-workspace")
 
 
+def _run(workspace: str, job: str, stage) -> dict:
+    settings = load_settings(workspace)
+    with workspace_lock(layout(settings).state_dir, job, wait=settings.lock_timeout):
+        summary = stage(settings)
+    print(summary.line())
+    return summary.model_dump()
+
+
 @flow(name="index", version=__version__, log_prints=True)
 def index_flow(workspace: str) -> dict:
     """Index what changed under daily/ and digest/; returns the index summary."""
-    settings = load_settings(workspace)
-    with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_timeout):
-        summary = index_task(settings)
-    print(summary.line())
-    return summary.model_dump()
+    return _run(workspace, "index", index_task)
 
 
 @flow(name="reindex", version=__version__, log_prints=True)
 def reindex_flow(workspace: str) -> dict:
     """Delete the derived index and rebuild it from the Markdown files."""
-    settings = load_settings(workspace)
-    with workspace_lock(layout(settings).state_dir, "reindex", wait=settings.lock_timeout):
-        summary = reindex_task(settings)
-    print(summary.line())
-    return summary.model_dump()
+    return _run(workspace, "reindex", reindex_task)

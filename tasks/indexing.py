@@ -111,17 +111,12 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
     return written
 
 
-def ids_fingerprint(ids: list[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
-
-
 def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     folder = keyword_dir(lay, settings)
     table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
     terms = table.column("terms").to_pylist()
     keyword.build(folder, table.drop_columns(["terms"]), terms,
-                  {"chunks": ids_fingerprint(table.column("id").to_pylist()),
-                   "tokenizer": settings.keyword_tokenizer})
+                  {"tokenizer": settings.keyword_tokenizer})
 
 
 def keyword_dir(lay: Layout, settings: Settings):
