@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     keyword_weight: float = 0.9
     rrf_k: int = 60
     candidate_multiplier: int = 3
+    # Vector queries about "the user" are also embedded as the user would ask them ("How does
+    # the user get to work?" -> "How do I get to work?"): notes keep the user's own words.
+    first_person_queries: bool = True
 
     resource_max_bytes: int = 1024 * 1024
     digest_node_bytes: int = 8000  # a node past this size is split by subject, not grown

@@ -15,6 +15,9 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
+import numpy as np
+import pyarrow.compute as pc
+
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
 from memflow.tasks import chunking
@@ -26,6 +29,7 @@ from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, dec
 from memflow.tasks.stores.lance import IndexStore
 from memflow.tasks.tokenize import tokenize, tokenizer_id
 from memflow.tasks.tokens import count_tokens
+from memflow.tasks.vectors import known_dims
 from memflow.tasks.workspace import Layout, date_of, file_stats, kind_of, layer_of, layout
 
 log = logging.getLogger("memflow.index")
@@ -112,11 +116,31 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
 
 
 def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
+    """Write a new search snapshot: BM25 over the chunks' cached terms, the rows a result shows
+    and, with an embedding model on, the chunk vectors aligned to the same rows."""
     folder = keyword_dir(lay, settings)
     table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
     terms = table.column("terms").to_pylist()
-    keyword.build(folder, table.drop_columns(["terms"]), terms,
-                  {"tokenizer": settings.keyword_tokenizer})
+    meta: dict = {"tokenizer": settings.keyword_tokenizer}
+    matrix = has = None
+    dims = known_dims(settings) if settings.embedding_model else None
+    if dims:
+        ids, stored = store.vector_matrix(settings.embedding_model, dims)
+        where = pc.index_in(table.column("id"), value_set=ids)
+        has = pc.is_valid(where).to_numpy(zero_copy_only=False)
+        matrix = np.zeros((table.num_rows, dims), dtype=np.float32)
+        if has.any():
+            matrix[has] = stored[pc.drop_null(where).to_numpy()]
+        meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
+    keyword.build(folder, table.drop_columns(["terms"]), terms, meta, matrix, has)
+
+
+def snapshot_vectors_stale(lay: Layout, settings: Settings) -> bool:
+    """The snapshot lacks the configured model's vectors (the model was switched on or changed)."""
+    if not settings.embedding_model or not known_dims(settings):
+        return False
+    meta = keyword.read_meta(keyword_dir(lay, settings)) or {}
+    return (meta.get("vectors") or {}).get("model") != settings.embedding_model
 
 
 def keyword_dir(lay: Layout, settings: Settings):
@@ -160,7 +184,8 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
         from memflow.tasks.vectors import backfill_vectors
 
         vectors = backfill_vectors(store, settings)
-    rebuilt = plan.changed or keyword_stale(store, lay, settings)
+    rebuilt = (plan.changed or vectors > 0 or keyword_stale(store, lay, settings)
+               or snapshot_vectors_stale(lay, settings))
     previous = read_json(lay.index_dir / WATERMARK, {}) or {}
     writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
     if rebuilt:

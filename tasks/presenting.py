@@ -37,6 +37,8 @@ def render_result(result: SearchResult, explain: bool = False) -> str:
         parts = " + ".join(f"{ex['weights'][b]}/({ex['rrf_k']}+{ex['ranks'][b]})"
                            f"={c:.4f}" for b, c in ex["contributions"].items())
         lines.append(f"  explain: {ranks}; score = {parts}")
+        if len(ex.get("vector_queries", [])) > 1:
+            lines.append("  vector queries: " + " | ".join(ex["vector_queries"]))
         for link in result.links:
             lines.append(f"  link path: {result.path} {'->' if link.direction == 'out' else '<-'}"
                          f" {link.path} (line {link.line})")

@@ -1,13 +1,16 @@
 """Stage 4, recall: hybrid search over the index with link expansion.
 
-BM25 always; vectors when an embedding model is configured. Each branch filters before its own
-top-k (limit x candidate_multiplier, at most 200), then weighted reciprocal-rank fusion. Results
+BM25 always; vectors when an embedding model is configured (the query is embedded in a worker
+thread while BM25 scores). Both branches search the same snapshot rows under the same filter
+mask before their own top-k (limit x candidate_multiplier, at most 200), then weighted
+reciprocal-rank fusion. Results
 carry their 1-hop out- and in-links with the neighbour's name and description.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +22,7 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.fusion import active_weights, rrf
 from memflow.tasks.indexing import keyword_dir, watermark
 from memflow.tasks.markdown import parse_anchor
+from memflow.tasks.perspective import first_person
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_text
 from memflow.tasks.stores.lance import IndexStore
@@ -30,6 +34,7 @@ MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
                   "description"]
 _KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex, IndexStore]] = {}
+_EMBEDDER: ThreadPoolExecutor | None = None  # one worker: query embeddings overlap BM25
 
 
 class IndexMissing(LookupError):
@@ -65,39 +70,47 @@ def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
     return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
 
 
-def filter_sql(filters: Filters) -> str:
-    def q(value: str) -> str:
-        return "'" + value.replace("'", "''") + "'"
-
-    parts = [f"kind IN ({', '.join(q(k) for k in filters.kinds)})"]
-    if filters.layer:
-        parts.append(f"layer = {q(filters.layer)}")
-    if filters.prefix:
-        escaped = filters.prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        parts.append(f"path LIKE {q(escaped + '%')} ESCAPE '\\'")
-    if filters.since:
-        parts.append(f"date >= date '{filters.since.isoformat()}'")
-    if filters.until:
-        parts.append(f"date <= date '{filters.until.isoformat()}'")
-    return " AND ".join(parts)
+def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
+    """The filters as a boolean mask over the snapshot's rows, computed once per index."""
+    key = filters.model_dump_json()
+    if key not in index.masks:
+        index.masks[key] = filter_mask(index.docs, filters)
+    return index.masks[key]
 
 
 def keyword_branch(index: keyword.KeywordIndex, query: str, n: int, filters: Filters,
                    tokenizer: str) -> list[tuple[str, float]]:
-    key = filters.model_dump_json()
-    if key not in index.masks:  # the same filters come back: compute each mask once per index
-        index.masks[key] = filter_mask(index.docs, filters)
-    hits = keyword.top_k(index, tokenize(query, tokenizer), n, index.masks[key])
+    hits = keyword.top_k(index, tokenize(query, tokenizer), n, row_mask(index, filters))
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
 
 
-def vector_branch(store: IndexStore, settings: Settings, query: str, n: int,
-                  filters: Filters) -> list[tuple[str, float]]:
-    from memflow.tasks.vectors import embed_query
+def vector_queries(settings: Settings, query: str) -> list[str]:
+    """The texts the vector branch embeds: the query, and its first-person reading if any."""
+    variant = first_person(query) if settings.first_person_queries else None
+    return [query, variant] if variant else [query]
 
-    vector, dims = embed_query(settings, query)
-    return store.vector_search(settings.embedding_model, dims, vector, n, filter_sql(filters))
+
+def vector_branch(index: keyword.KeywordIndex, vectors: Future, n: int,
+                  filters: Filters) -> list[tuple[str, float]]:
+    """Exact cosine top-n over the snapshot's vectors; `vectors` are the query embeddings,
+    being computed in a worker thread while the keyword branch runs."""
+    matmul = np.matmul
+    if (index.vector_model or "").startswith("local/"):
+        from memflow.tasks.local_embeddings import matmul
+    hits = keyword.nearest(index, np.asarray(vectors.result(), dtype=np.float32), n,
+                           row_mask(index, filters), matmul)
+    ids = index.docs.column("id")
+    return [(ids[row].as_py(), score) for row, score in hits]
+
+
+def _embed_in_background(settings: Settings, queries: list[str]) -> Future:
+    global _EMBEDDER
+    from memflow.tasks.vectors import embed_queries
+
+    if _EMBEDDER is None:
+        _EMBEDDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memflow-embed")
+    return _EMBEDDER.submit(embed_queries, settings, queries)
 
 
 def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
@@ -114,13 +127,18 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     lay = layout(settings)
     index, store = open_index(lay, settings)
     n = min(max(limit, 1) * settings.candidate_multiplier, MAX_CANDIDATES)
-    rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
     vectors_on = bool(settings.embedding_model)
-    if vectors_on:
-        rankings["vector"] = vector_branch(store, settings, query, n, filters)
+    if vectors_on and index.vector_model != settings.embedding_model:
+        log.warning("the index has no vectors of %s (it has %s): keyword results only; run "
+                    "`memflow index` to embed", settings.embedding_model, index.vector_model)
+        vectors_on = False
+    texts = vector_queries(settings, query) if vectors_on else []
+    pending = _embed_in_background(settings, texts) if vectors_on else None
+    rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
+    if pending is not None:
+        rankings["vector"] = vector_branch(index, pending, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
-    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
-    fused = [f for f in fused if index.row_of(f.id) is not None][:limit]  # vectors of a newer run
+    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score][:limit]
     rows = index.rows([index.row_of(f.id) for f in fused])
     results = []
     for f, row in zip(fused, rows):
@@ -129,7 +147,8 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                               keyword=f.raw.get("keyword"))
         if explain:
             result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
-                              "rrf_k": settings.rrf_k, "candidates_per_branch": n}
+                              "rrf_k": settings.rrf_k, "candidates_per_branch": n,
+                              "vector_queries": texts}
         results.append(result)
     expand_links(store, lay, results, link_limit)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from functools import lru_cache
+from collections import OrderedDict
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.stores.files import atomic_write_json, read_json
@@ -19,6 +19,7 @@ from memflow.tasks.workspace import layout
 
 log = logging.getLogger("memflow.vectors")
 BATCH = 64
+MODELS_RECORD = "vector_models.json"  # model -> dimension, written by the first health check
 MAX_CHARS, MAX_CJK_CHARS = 2000, 500  # CJK text costs about one token per character
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
@@ -65,14 +66,21 @@ def health_check(settings: Settings) -> int:
     return len(vector)
 
 
+def known_dims(settings: Settings) -> int | None:
+    """The configured model's dimension from settings or the index's record, without a call."""
+    if settings.embedding_dimensions:
+        return settings.embedding_dimensions
+    record = read_json(layout(settings).index_dir / MODELS_RECORD, {})
+    return int(record[settings.embedding_model]) if settings.embedding_model in record else None
+
+
 def model_dims(settings: Settings) -> tuple[int, bool]:
     """(dimension, whether a health check ran): from settings, the index's record, or a check."""
-    if settings.embedding_dimensions:
-        return settings.embedding_dimensions, False
-    record_path = layout(settings).index_dir / "vector_models.json"
+    dims = known_dims(settings)
+    if dims:
+        return dims, False
+    record_path = layout(settings).index_dir / MODELS_RECORD
     record = read_json(record_path, {})
-    if settings.embedding_model in record:
-        return int(record[settings.embedding_model]), False
     record[settings.embedding_model] = health_check(settings)
     atomic_write_json(record_path, record)
     return int(record[settings.embedding_model]), True
@@ -105,16 +113,27 @@ def backfill_vectors(store: IndexStore, settings: Settings) -> int:
                                         for r, s in zip(batch, shas)])
         done += len(todo)
     store.drop_vectors(model, dims, {r["id"] for r in rows})  # after: their texts served the cache
-    store.ensure_vector_index(model, dims)
     return done
 
 
-@lru_cache(maxsize=256)
-def _query_vector(model: str, query: str, settings_json: str) -> tuple[float, ...]:
-    settings = Settings.model_validate_json(settings_json)
-    return tuple(embed_texts(settings, [clip(query)])[0])
+MODEL_FIELDS = {"embedding_model", "embedding_dimensions", "model_api_base", "model_api_key"}
+_QUERY_CACHE: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
+_QUERY_CACHE_SIZE = 256
+
+
+def embed_queries(settings: Settings, queries: list[str]) -> list[list[float]]:
+    """The queries' embeddings (one model call for those not seen lately), cached per
+    (model settings, query) for repeated searches."""
+    model_key = settings.model_dump_json(include=MODEL_FIELDS)
+    todo = [q for q in dict.fromkeys(queries) if (model_key, q) not in _QUERY_CACHE]
+    if todo:
+        for query, vector in zip(todo, embed_texts(settings, [clip(q) for q in todo])):
+            _QUERY_CACHE[(model_key, query)] = tuple(vector)
+        while len(_QUERY_CACHE) > _QUERY_CACHE_SIZE:
+            _QUERY_CACHE.popitem(last=False)
+    return [list(_QUERY_CACHE[(model_key, q)]) for q in queries]
 
 
 def embed_query(settings: Settings, query: str) -> tuple[list[float], int]:
-    vector = list(_query_vector(settings.embedding_model, query, settings.model_dump_json()))
+    vector = embed_queries(settings, [query])[0]
     return vector, len(vector)

@@ -1,8 +1,14 @@
-"""The BM25 keyword index (bm25s), persisted under `metadata/index/keyword/<tokenizer-id>/`.
+"""The search snapshot: the BM25 keyword index (bm25s) plus the rows a result shows and, when an
+embedding model is on, the chunk vectors, persisted under `metadata/index/keyword/<tokenizer-id>/`.
 
 The one module that imports bm25s. bm25s cannot append, so every update rebuilds the index from
 the token lists cached per chunk in the chunks table: tokenizing is the costly part and is done
 only for changed chunks, and an incremental update scores exactly like a full rebuild.
+
+Vectors are a row-aligned float32 matrix (`vectors.npy`, unit rows, memory-mapped) searched
+exactly with one matrix product under the same filter mask as BM25: at 100k x 384 that costs
+~8 ms with recall 1.0, where LanceDB took ~200 ms flat and ~50 ms with IVF_FLAT at recall ~0.9
+(benchmarks/hybrid.py). The LanceDB vectors table stays the store and embedding cache.
 
 Each build is written to a fresh `gen-<n>/` folder; the `CURRENT` file is then replaced
 atomically to point at it, so readers never see half an index.
@@ -31,8 +37,14 @@ class KeywordIndex:
     retriever: object  # bm25s.BM25
     docs: pa.Table  # DOC_COLUMNS, row i = BM25 document i
     meta: dict
+    vectors: np.ndarray | None = None  # (docs, dims) float32 unit rows, or None
+    has_vector: np.ndarray | None = None  # row i has a vector
     _rows: dict[str, int] | None = None
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
+
+    @property
+    def vector_model(self) -> str | None:
+        return (self.meta.get("vectors") or {}).get("model")
 
     @property
     def size(self) -> int:
@@ -44,7 +56,9 @@ class KeywordIndex:
         return self._rows.get(chunk_id)
 
     def rows(self, numbers: list[int]) -> list[dict]:
-        return self.docs.take(pa.array(numbers, type=pa.int64())).to_pylist() if numbers else []
+        # Scalar reads from the one record batch: `take` + `to_pylist` cost ~0.4 ms for 5 rows.
+        columns = [(name, self.docs.column(name)) for name in self.docs.column_names]
+        return [{name: col[n].as_py() for name, col in columns} for n in numbers]
 
 
 def current_dir(folder: Path) -> Path | None:
@@ -62,8 +76,10 @@ def read_meta(folder: Path) -> dict | None:
     return json.loads((gen / "meta.json").read_text(encoding="utf-8"))
 
 
-def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict) -> Path:
-    """Build and swap in a new generation; older generations are removed."""
+def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict,
+          vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None) -> Path:
+    """Build and swap in a new generation; older generations are removed. `vectors` (one row per
+    document, any scale) and `has_vector` come with `meta["vectors"] = {"model", "dims"}`."""
     import bm25s
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -78,6 +94,11 @@ def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict) -> P
     with pa.ipc.new_file(str(gen / "docs.arrow"), docs.schema) as writer:
         # One record batch: `take` across thousands of small batches costs milliseconds.
         writer.write_table(docs.select(DOC_COLUMNS).combine_chunks(), max_chunksize=1 << 30)
+    if vectors is not None:
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.save(gen / "vectors.npy", np.divide(vectors, norms, out=np.zeros_like(vectors),
+                                               where=norms > 0).astype(np.float32))
+        np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
     (gen / "meta.json").write_text(json.dumps({**meta, "docs": docs.num_rows}), encoding="utf-8")
     atomic_write_text(folder / "CURRENT", gen.name)
     for old in folder.glob("gen-*"):
@@ -97,7 +118,11 @@ def load(folder: Path) -> KeywordIndex | None:
     retriever = None
     if (gen / "bm25").is_dir():
         retriever = bm25s.BM25.load(str(gen / "bm25"), mmap=True, show_progress=False, verbosity=0)
-    return KeywordIndex(retriever, docs, meta)
+    vectors = has_vector = None
+    if (gen / "vectors.npy").exists():
+        vectors = np.load(gen / "vectors.npy", mmap_mode="c")  # writable view for torch; never written
+        has_vector = np.load(gen / "has_vector.npy")
+    return KeywordIndex(retriever, docs, meta, vectors, has_vector)
 
 
 def top_k(index: KeywordIndex, query: list[str], k: int,
@@ -113,6 +138,28 @@ def top_k(index: KeywordIndex, query: list[str], k: int,
     if mask is not None:
         scores = np.where(mask, scores, 0.0)
     hits = np.flatnonzero(scores > 0)
+    if hits.size > k:
+        hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+    hits = hits[np.lexsort((hits, -scores[hits]))]
+    return [(int(i), float(scores[i])) for i in hits]
+
+
+def nearest(index: KeywordIndex, queries: np.ndarray, k: int, mask: np.ndarray | None = None,
+            matmul=np.matmul) -> list[tuple[int, float]]:
+    """(document row, cosine similarity) of the k nearest vectors among `mask`, exact. With
+    several query vectors (rows of `queries`) a document's similarity is its best one.
+    `matmul(matrix, columns)` computes the product (NumPy's unless the caller has a better one)."""
+    if index.vectors is None or k <= 0:
+        return []
+    queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+    norms = np.linalg.norm(queries, axis=1, keepdims=True)
+    queries = queries[norms[:, 0] > 0] / norms[norms[:, 0] > 0]
+    if not len(queries):
+        return []
+    scores = matmul(index.vectors, np.ascontiguousarray(queries.T)).max(axis=1)
+    allowed = index.has_vector if mask is None else (mask & index.has_vector)
+    scores = np.where(allowed, scores, -np.inf)
+    hits = np.flatnonzero(allowed)
     if hits.size > k:
         hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
     hits = hits[np.lexsort((hits, -scores[hits]))]
