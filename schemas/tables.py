@@ -51,7 +51,8 @@ def vectors_schema(dims: int) -> pa.Schema:
         pa.field("text_sha", pa.string()),
         pa.field("model", pa.string()),
         pa.field("dims", pa.int32()),
-        # copies of the chunk's filter columns, so filters apply inside the vector top-k
+        # copies of the chunk's filter columns, for reading the table on its own (search
+        # filters use the snapshot's rows, see tasks/stores/keyword.py)
         pa.field("path", pa.string()),
         pa.field("layer", pa.string()),
         pa.field("kind", pa.string()),

@@ -116,8 +116,9 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
 
 
 def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
-    """Write a new search snapshot: BM25 over the chunks' cached terms, the rows a result shows
-    and, with an embedding model on, the chunk vectors aligned to the same rows."""
+    """Write a new search snapshot: BM25 over the chunks' cached terms, the rows a result shows,
+    the link graph and file names and, with an embedding model on, the chunk vectors aligned to
+    the same rows."""
     folder = keyword_dir(lay, settings)
     table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
     terms = table.column("terms").to_pylist()
@@ -132,7 +133,8 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         if has.any():
             matrix[has] = stored[pc.drop_null(where).to_numpy()]
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
-    keyword.build(folder, table.drop_columns(["terms"]), terms, meta, matrix, has)
+    keyword.build(folder, table.drop_columns(["terms"]), terms, meta, store.link_table(),
+                  store.file_columns(keyword.FILE_COLUMNS), matrix, has)
 
 
 def snapshot_vectors_stale(lay: Layout, settings: Settings) -> bool:
@@ -152,8 +154,10 @@ DIRTY = "DIRTY"  # present from the first table write of a run until its keyword
 
 def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
     """The keyword index may not match the tables: a run died between its table writes and the
-    keyword swap (the DIRTY marker is still there), or the keyword folder is missing."""
-    return (lay.index_dir / DIRTY).exists() or keyword.read_meta(keyword_dir(lay, settings)) is None
+    keyword swap (the DIRTY marker is still there), the keyword folder is missing, or an older
+    version wrote it."""
+    meta = keyword.read_meta(keyword_dir(lay, settings))
+    return (lay.index_dir / DIRTY).exists() or meta is None or meta.get("format") != keyword.SNAPSHOT_FORMAT
 
 
 def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,

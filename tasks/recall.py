@@ -25,7 +25,6 @@ from memflow.tasks.markdown import parse_anchor
 from memflow.tasks.perspective import first_person
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_text
-from memflow.tasks.stores.lance import IndexStore
 from memflow.tasks.tokenize import tokenize
 from memflow.tasks.workspace import Layout, PathError, layout, safe_path
 
@@ -33,7 +32,7 @@ log = logging.getLogger("memflow.recall")
 MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
                   "description"]
-_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex, IndexStore]] = {}
+_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
 _EMBEDDER: ThreadPoolExecutor | None = None  # one worker: query embeddings overlap BM25
 
 
@@ -41,20 +40,22 @@ class IndexMissing(LookupError):
     """The workspace has no index yet."""
 
 
-def open_index(lay: Layout, settings: Settings) -> tuple[keyword.KeywordIndex, IndexStore]:
-    """The keyword index and the tables, cached per process until the index changes (every
-    index run that changes anything swaps in a new keyword generation)."""
+def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
+    """The search snapshot, cached per process until the index changes (every index run that
+    changes anything swaps in a new generation). Searching never opens the LanceDB tables."""
     folder = keyword_dir(lay, settings)
     gen = keyword.current_dir(folder)
     if gen is None:
         raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
     cached = _KEYWORD_CACHE.get(folder)
     if cached and cached[0] == gen.name:
-        return cached[1], cached[2]
-    index = keyword.load(folder)
-    store = IndexStore(lay.index_dir / "lance")
-    _KEYWORD_CACHE[folder] = (gen.name, index, store)
-    return index, store
+        return cached[1]
+    try:
+        index = keyword.load(folder)
+    except keyword.SnapshotOutdated as exc:
+        raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
+    _KEYWORD_CACHE[folder] = (gen.name, index)
+    return index
 
 
 def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
@@ -125,7 +126,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         raise ValueError("empty query")
     filters = filters or Filters()
     lay = layout(settings)
-    index, store = open_index(lay, settings)
+    index = open_index(lay, settings)
     n = min(max(limit, 1) * settings.candidate_multiplier, MAX_CANDIDATES)
     vectors_on = bool(settings.embedding_model)
     if vectors_on and index.vector_model != settings.embedding_model:
@@ -150,7 +151,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                               "rrf_k": settings.rrf_k, "candidates_per_branch": n,
                               "vector_queries": texts}
         results.append(result)
-    expand_links(store, lay, results, link_limit)
+    expand_links(index, lay, results, link_limit)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
     log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
     mark = watermark(lay) if with_watermark else {"skipped": True}
@@ -187,7 +188,8 @@ def _message_line(line: str) -> str:
     return f"{who}: {' '.join(message_text(message).split())}"
 
 
-def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], limit: int) -> None:
+def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchResult],
+                 limit: int) -> None:
     """Attach each result's 1-hop out-links and in-links (at most `limit` per direction).
 
     Out-links to the same non-Markdown target (a session log) are merged into one entry whose
@@ -197,9 +199,9 @@ def expand_links(store: IndexStore, lay: Layout, results: list[SearchResult], li
     paths = sorted({r.path for r in results})
     if not paths or limit <= 0:
         return
-    rows = store.links_of(paths).to_pylist()
+    rows = index.links_of(paths)
     neighbours = {row["target"] for row in rows} | {row["source"] for row in rows}
-    info = store.files_by_path(sorted(neighbours))
+    info = index.file_info(sorted(neighbours))
     cache: dict[str, list[str]] = {}
     for result in results:
         outs = [r for r in rows if r["source"] == result.path]

@@ -179,3 +179,20 @@ def test_cli_text_output_header(corpus, lay):
 def test_search_without_index_is_a_clear_error(settings, lay):
     res = run_cli("-w", str(lay.root), "search", "x")
     assert res.returncode == 1 and "run `memflow" in res.stderr and "index" in res.stderr
+
+
+def test_links_follow_edits_and_an_older_snapshot_is_rebuilt(corpus, lay):
+    write_file(lay, "daily/2026-02-07/ride.md", "# Ride\n\nSee [[digest/personal/cycling.md]].\n",
+               name="Ride", description="weekend ride")
+    run_index(corpus)
+    cycling = search(corpus, "rides", limit=1, filters=Filters(layer="digest")).results[0]
+    assert cycling.path == "digest/personal/cycling.md"
+    assert ("in", "daily/2026-02-07/ride.md", "Ride") in [(l.direction, l.path, l.name) for l in cycling.links]
+    folder = next((lay.index_dir / "keyword").iterdir())
+    gen = folder / (folder / "CURRENT").read_text().strip()
+    meta = json.loads((gen / "meta.json").read_text())
+    (gen / "meta.json").write_text(json.dumps({**meta, "format": 1}))
+    res = run_cli("-w", str(lay.root), "search", "rides")
+    assert res.returncode == 1 and "format 1" in res.stderr and "memflow -w" in res.stderr
+    assert run_index(corpus).keyword_rebuilt  # no file changed, the old snapshot is replaced
+    assert search(corpus, "rides", limit=1, filters=Filters(layer="digest")).results[0].links

@@ -42,8 +42,9 @@ def test_vector_branch_is_exact_cosine_under_the_filters(model_settings, lay):
     inputs, restricted by the filters before the top-k."""
     build_corpus(lay)
     run_index(model_settings)
-    index, store = open_index(lay, model_settings)
-    rows = store.chunk_columns(["id", "layer", "kind", "text", "name", "description"]).to_pylist()
+    index = open_index(lay, model_settings)
+    columns = ["id", "layer", "kind", "text", "name", "description"]
+    rows = IndexStore(lay.index_dir / "lance").chunk_columns(columns).to_pylist()
     query = "socket retries reconnect handler"
     q = np.array(hashed_embedding(query))
     for filters in (Filters(), Filters(layer="digest")):

@@ -30,6 +30,14 @@ from memflow.tasks.stores.files import atomic_write_text
 # search reads a memory-mapped Arrow file and never queries the tables.
 DOC_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line", "heading_path",
                "text", "name", "description"]
+SNAPSHOT_FORMAT = 2  # 2: links, files and vectors joined BM25 and the result rows
+# The link graph and the files' names, so link expansion needs no table query either.
+LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
+FILE_COLUMNS = ["path", "name", "description", "kind"]
+
+
+class SnapshotOutdated(LookupError):
+    """The snapshot was written by an older version: the next index run rebuilds it."""
 
 
 @dataclass
@@ -39,7 +47,10 @@ class KeywordIndex:
     meta: dict
     vectors: np.ndarray | None = None  # (docs, dims) float32 unit rows, or None
     has_vector: np.ndarray | None = None  # row i has a vector
+    links: pa.Table | None = None  # LINK_COLUMNS, every link of the workspace
+    files: pa.Table | None = None  # FILE_COLUMNS, one row per indexed file
     _rows: dict[str, int] | None = None
+    _graph: tuple[dict, dict, dict] | None = None  # source -> rows, target -> rows, path -> row
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
 
     @property
@@ -55,10 +66,41 @@ class KeywordIndex:
             self._rows = {cid: n for n, cid in enumerate(self.docs.column("id").to_pylist())}
         return self._rows.get(chunk_id)
 
+    def _link_maps(self) -> tuple[dict, dict, dict]:
+        if self._graph is None:
+            outs: dict[str, list[int]] = {}
+            ins: dict[str, list[int]] = {}
+            if self.links is not None:
+                for n, (source, target) in enumerate(zip(self.links.column("source").to_pylist(),
+                                                         self.links.column("target").to_pylist())):
+                    outs.setdefault(source, []).append(n)
+                    ins.setdefault(target, []).append(n)
+            paths = self.files.column("path").to_pylist() if self.files is not None else []
+            self._graph = outs, ins, {path: n for n, path in enumerate(paths)}
+        return self._graph
+
+    def links_of(self, paths: list[str]) -> list[dict]:
+        """Out-links from and in-links to `paths`, in link-table order."""
+        outs, ins, _ = self._link_maps()
+        numbers = sorted({n for p in paths for n in (*outs.get(p, ()), *ins.get(p, ()))})
+        return _take(self.links, numbers)
+
+    def file_info(self, paths: list[str]) -> dict[str, dict]:
+        """name, description and kind of the indexed files among `paths`."""
+        _, _, where = self._link_maps()
+        found = [p for p in paths if p in where]
+        return {row["path"]: row for row in _take(self.files, [where[p] for p in found])}
+
     def rows(self, numbers: list[int]) -> list[dict]:
         # Scalar reads from the one record batch: `take` + `to_pylist` cost ~0.4 ms for 5 rows.
-        columns = [(name, self.docs.column(name)) for name in self.docs.column_names]
-        return [{name: col[n].as_py() for name, col in columns} for n in numbers]
+        return _take(self.docs, numbers)
+
+
+def _take(table: pa.Table | None, numbers: list[int]) -> list[dict]:
+    if table is None or not numbers:
+        return []
+    columns = [(name, table.column(name)) for name in table.column_names]
+    return [{name: col[n].as_py() for name, col in columns} for n in numbers]
 
 
 def current_dir(folder: Path) -> Path | None:
@@ -76,7 +118,18 @@ def read_meta(folder: Path) -> dict | None:
     return json.loads((gen / "meta.json").read_text(encoding="utf-8"))
 
 
+def _write_arrow(path: Path, table: pa.Table) -> None:
+    with pa.ipc.new_file(str(path), table.schema) as writer:
+        # One record batch: `take` across thousands of small batches costs milliseconds.
+        writer.write_table(table.combine_chunks(), max_chunksize=1 << 30)
+
+
+def _read_arrow(path: Path) -> pa.Table:
+    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
 def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict,
+          links: pa.Table, files: pa.Table,
           vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None) -> Path:
     """Build and swap in a new generation; older generations are removed. `vectors` (one row per
     document, any scale) and `has_vector` come with `meta["vectors"] = {"model", "dims"}`."""
@@ -91,15 +144,16 @@ def build(folder: Path, docs: pa.Table, terms: list[list[str]], meta: dict,
     if terms:
         retriever.index(terms, show_progress=False)
         retriever.save(str(gen / "bm25"), show_progress=False)
-    with pa.ipc.new_file(str(gen / "docs.arrow"), docs.schema) as writer:
-        # One record batch: `take` across thousands of small batches costs milliseconds.
-        writer.write_table(docs.select(DOC_COLUMNS).combine_chunks(), max_chunksize=1 << 30)
+    _write_arrow(gen / "docs.arrow", docs.select(DOC_COLUMNS))
+    _write_arrow(gen / "links.arrow", links.select(LINK_COLUMNS))
+    _write_arrow(gen / "files.arrow", files.select(FILE_COLUMNS))
     if vectors is not None:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         np.save(gen / "vectors.npy", np.divide(vectors, norms, out=np.zeros_like(vectors),
                                                where=norms > 0).astype(np.float32))
         np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
-    (gen / "meta.json").write_text(json.dumps({**meta, "docs": docs.num_rows}), encoding="utf-8")
+    meta = {**meta, "docs": docs.num_rows, "format": SNAPSHOT_FORMAT}
+    (gen / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     atomic_write_text(folder / "CURRENT", gen.name)
     for old in folder.glob("gen-*"):
         if old != gen:
@@ -114,7 +168,10 @@ def load(folder: Path) -> KeywordIndex | None:
     if gen is None:
         return None
     meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
-    docs = pa.ipc.open_file(pa.memory_map(str(gen / "docs.arrow"))).read_all()
+    if meta.get("format") != SNAPSHOT_FORMAT:
+        raise SnapshotOutdated(f"the search snapshot in {gen} has format {meta.get('format', 1)}, "
+                               f"this version reads {SNAPSHOT_FORMAT}")
+    docs = _read_arrow(gen / "docs.arrow")
     retriever = None
     if (gen / "bm25").is_dir():
         retriever = bm25s.BM25.load(str(gen / "bm25"), mmap=True, show_progress=False, verbosity=0)
@@ -122,7 +179,8 @@ def load(folder: Path) -> KeywordIndex | None:
     if (gen / "vectors.npy").exists():
         vectors = np.load(gen / "vectors.npy", mmap_mode="c")  # writable view for torch; never written
         has_vector = np.load(gen / "has_vector.npy")
-    return KeywordIndex(retriever, docs, meta, vectors, has_vector)
+    links, files = _read_arrow(gen / "links.arrow"), _read_arrow(gen / "files.arrow")
+    return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files)
 
 
 def top_k(index: KeywordIndex, query: list[str], k: int,

@@ -85,19 +85,11 @@ class IndexStore:
         order = {chunk_id: n for n, chunk_id in enumerate(ids)}
         return sorted(rows, key=lambda r: order[r["id"]])
 
-    def links_of(self, paths: list[str]) -> pa.Table:
-        """Out-links from and in-links to `paths`."""
-        if not paths:
-            return pa.Table.from_pylist([], schema=LINKS)
-        where = f"{_in('source', paths)} OR {_in('target', paths)}"
-        return self.links.search().where(where).limit(None).to_arrow()
+    def link_table(self) -> pa.Table:
+        return self.links.to_arrow()
 
-    def files_by_path(self, paths: list[str]) -> dict[str, dict]:
-        if not paths:
-            return {}
-        rows = (self.files.search().where(_in("path", paths))
-                .select(["path", "name", "description", "kind"]).limit(len(paths)).to_arrow())
-        return {r["path"]: r for r in rows.to_pylist()}
+    def file_columns(self, columns: list[str]) -> pa.Table:
+        return self.files.to_arrow().select(columns)
 
     def count_chunks(self) -> int:
         return self.chunks.count_rows()
