@@ -121,7 +121,7 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     the same rows."""
     folder = keyword_dir(lay, settings)
     table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
-    terms = table.column("terms").to_pylist()
+    terms = table.column("terms")
     meta: dict = {"tokenizer": settings.keyword_tokenizer}
     matrix = has = None
     dims = known_dims(settings) if settings.embedding_model else None

@@ -75,10 +75,8 @@ class Baseline:
     stopwords), one document per turn: `<speaker>: <text> <blip_caption>`."""
 
     def __init__(self, sample: dict):
-        import bm25s
-        import Stemmer
+        from memflow.tasks.stores.keyword import stemmed_english_search
 
-        self.stemmer = Stemmer.Stemmer("english")
         self.ids, self.texts = [], []
         conversation = sample["conversation"]
         for number in session_numbers(conversation):
@@ -86,21 +84,7 @@ class Baseline:
                 self.ids.append(turn["dia_id"])
                 caption = turn.get("blip_caption") or ""
                 self.texts.append(f"{turn['speaker']}: {turn.get('text', '')} {caption}".strip())
-        self.retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-        self.retriever.index(bm25s.tokenize(self.texts, stopwords="en", stemmer=self.stemmer,
-                                            show_progress=False), show_progress=False)
-
-    def search(self, query: str, k: int) -> list[int]:
-        import bm25s
-
-        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, return_ids=False,
-                                show_progress=False)[0]
-        known = [t for t in tokens if t in self.retriever.vocab_dict]
-        if not known:
-            return []
-        k = min(k, len(self.ids))
-        docs, scores = self.retriever.retrieve([known], k=k, show_progress=False)
-        return [int(d) for d, s in zip(docs[0], scores[0]) if s > 0]
+        self.search = stemmed_english_search(self.texts)
 
 
 def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[int],

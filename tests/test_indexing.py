@@ -79,6 +79,25 @@ def test_incremental_scores_equal_a_full_rebuild(settings, lay):
     assert all_scores(lay, settings, "apples pears topic") == incremental
 
 
+def test_bm25_matrix_scores_like_bm25s():
+    """Oracle: the vectorised builder scores every query like bm25s's own index()."""
+    import bm25s
+    import pyarrow as pa
+
+    texts = ["the socket retries three times", "", "retries retries retries and backoff",
+             "每天骑自行车上班", "the the the", "socket ECONNREFUSED on port 5432 after restart",
+             "自行车 bicycle commute"] * 3 + ["one more unique document about zanzibar"]
+    corpus = [tokenize(t) for t in texts]
+    reference = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    reference.index(corpus, show_progress=False)
+    ours = keyword.bm25_retriever(pa.array(corpus, pa.list_(pa.string())))
+    for query in ["socket retries", "retries", "自行车上班", "three", "zanzibar port", "bicycle 5432"]:
+        terms = [t for t in tokenize(query) if t in ours.vocab_dict]
+        assert terms, query
+        np.testing.assert_allclose(ours.get_scores(terms), reference.get_scores(terms), rtol=1e-6)
+    assert keyword.bm25_matrix(pa.array([[], []], pa.list_(pa.string()))) is None
+
+
 def test_deleted_file_leaves_no_rows(settings, lay):
     seed(lay, 3)
     run_index(settings)
