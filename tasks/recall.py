@@ -10,7 +10,6 @@ carry their 1-hop out- and in-links with the neighbour's name and description.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +32,6 @@ MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
                   "description"]
 _KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
-_EMBEDDER: ThreadPoolExecutor | None = None  # one worker: query embeddings overlap BM25
 
 
 class IndexMissing(LookupError):
@@ -92,26 +90,18 @@ def vector_queries(settings: Settings, query: str) -> list[str]:
     return [query, variant] if variant else [query]
 
 
-def vector_branch(index: keyword.KeywordIndex, vectors: Future, n: int,
+def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[str], n: int,
                   filters: Filters) -> list[tuple[str, float]]:
-    """Exact cosine top-n over the snapshot's vectors; `vectors` are the query embeddings,
-    being computed in a worker thread while the keyword branch runs."""
+    """Exact cosine top-n over the snapshot's vectors for the embeddings of `texts`."""
+    from memflow.tasks.vectors import embed_queries
+
     matmul = np.matmul
     if (index.vector_model or "").startswith("local/"):
         from memflow.tasks.local_embeddings import matmul
-    hits = keyword.nearest(index, np.asarray(vectors.result(), dtype=np.float32), n,
-                           row_mask(index, filters), matmul)
+    vectors = np.asarray(embed_queries(settings, texts), dtype=np.float32)
+    hits = keyword.nearest(index, vectors, n, row_mask(index, filters), matmul)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
-
-
-def _embed_in_background(settings: Settings, queries: list[str]) -> Future:
-    global _EMBEDDER
-    from memflow.tasks.vectors import embed_queries
-
-    if _EMBEDDER is None:
-        _EMBEDDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memflow-embed")
-    return _EMBEDDER.submit(embed_queries, settings, queries)
 
 
 def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
@@ -134,10 +124,9 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                     "`memflow index` to embed", settings.embedding_model, index.vector_model)
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
-    pending = _embed_in_background(settings, texts) if vectors_on else None
     rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
-    if pending is not None:
-        rankings["vector"] = vector_branch(index, pending, n, filters)
+    if vectors_on:
+        rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score][:limit]
     rows = index.rows([index.row_of(f.id) for f in fused])

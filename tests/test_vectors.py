@@ -1,7 +1,5 @@
 import logging
 
-from concurrent.futures import Future
-
 import numpy as np
 import pytest
 
@@ -51,9 +49,7 @@ def test_vector_branch_is_exact_cosine_under_the_filters(model_settings, lay):
         allowed = [r for r in rows if r["kind"] in filters.kinds
                    and (not filters.layer or r["layer"] == filters.layer)]
         cosine = {r["id"]: float(np.array(hashed_embedding(embedding_input(r))) @ q) for r in allowed}
-        done = Future()
-        done.set_result(list(q))
-        hits = vector_branch(index, done, 5, filters)
+        hits = vector_branch(index, model_settings, [query], 5, filters)
         assert [round(s, 5) for _, s in hits] == sorted((round(c, 5) for c in cosine.values()), reverse=True)[:5]
         assert all(abs(cosine[cid] - score) < 1e-5 for cid, score in hits)
     assert {cid for cid, _ in hits} <= {r["id"] for r in rows if r["layer"] == "digest"}
