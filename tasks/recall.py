@@ -1,10 +1,9 @@
 """Stage 4, recall: hybrid search over the index with link expansion.
 
-BM25 always; vectors when an embedding model is configured (the query is embedded in a worker
-thread while BM25 scores). Both branches search the same snapshot rows under the same filter
-mask before their own top-k (limit x candidate_multiplier, at most 200), then weighted
-reciprocal-rank fusion. Results
-carry their 1-hop out- and in-links with the neighbour's name and description.
+BM25 always; vectors when an embedding model is configured. Both branches search the same
+snapshot rows under the same filter mask before their own top-k (limit x candidate_multiplier,
+at most 200), then weighted reciprocal-rank fusion. Results carry their 1-hop out- and in-links
+with the neighbour's name and description, read from the snapshot too.
 """
 
 from __future__ import annotations

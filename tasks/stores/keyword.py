@@ -8,7 +8,7 @@ incremental update scores exactly like a full rebuild.
 
 Vectors are a row-aligned float32 matrix (`vectors.npy`, unit rows, memory-mapped) searched
 exactly with one matrix product under the same filter mask as BM25: at 100k x 384 that costs
-~8 ms with recall 1.0, where LanceDB took ~200 ms flat and ~50 ms with IVF_FLAT at recall ~0.9
+~9 ms with recall 1.0, where LanceDB took ~140 ms flat and ~35 ms with IVF_FLAT at recall ~0.9
 (benchmarks/hybrid.py). The LanceDB vectors table stays the store and embedding cache.
 
 Each build is written to a fresh `gen-<n>/` folder; the `CURRENT` file is then replaced
