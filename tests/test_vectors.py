@@ -148,3 +148,18 @@ def test_local_model_finds_the_paraphrase_bm25_misses(settings, lay):
     hybrid = [r.path for r in search(local, "How does the user get to work?", limit=3).results]
     assert "daily/2026-02-04/commute.md" not in keyword_only
     assert "daily/2026-02-04/commute.md" in hybrid
+
+
+def test_chunks_without_vectors_are_said_at_search(model_settings, lay, caplog):
+    from memflow.tasks.indexing import rebuild_keyword
+
+    build_corpus(lay)
+    run_index(model_settings)
+    store = IndexStore(lay.index_dir / "lance")
+    ids = store.chunk_columns(["id"]).column("id").to_pylist()
+    store.drop_vectors("openai/test-embed", 64, set(ids[2:]))  # as if embedding stopped midway
+    rebuild_keyword(store, lay, model_settings)
+    with caplog.at_level(logging.WARNING, logger="memflow.recall"):
+        response = search(model_settings, "ECONNREFUSED", limit=3)
+    assert f"2 of {len(ids)} chunks have no vector of openai/test-embed" in caplog.text
+    assert response.results[0].path == "daily/2026-02-03/server.md"
