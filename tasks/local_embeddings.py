@@ -12,8 +12,12 @@ from functools import lru_cache
 def _model(name: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars on every CLI search
     except ImportError as exc:
         raise RuntimeError(f"local embeddings need the `local` extra (pip install torch==2.13.0 "
                            f"'memory-flows[local]'): {exc}") from exc
