@@ -1,5 +1,6 @@
-"""The search snapshot: the BM25 keyword index (bm25s) plus the rows a result shows and, when an
-embedding model is on, the chunk vectors, persisted under `metadata/index/keyword/<tokenizer-id>/`.
+"""The search snapshot, persisted under `metadata/index/keyword/<tokenizer-id>/`: the BM25 keyword
+index (bm25s), the rows a result shows, the link graph and the files' names and, when an
+embedding model is on, the chunk vectors. A search reads nothing else.
 
 The one module that imports bm25s. bm25s cannot append, so every update rebuilds the index from
 the token lists cached per chunk in the chunks table: tokenizing is done only for changed chunks,
