@@ -87,33 +87,45 @@ def model_dims(settings: Settings) -> tuple[int, bool]:
 
 
 def backfill_vectors(store: IndexStore, settings: Settings) -> int:
-    """Embed chunks that have no vector for the configured model; drop vectors of gone chunks."""
+    """Embed chunks that have no vector for the configured model (texts embedded before are
+    served from the table, each new text once); drop vectors of gone chunks. Only the missing
+    chunks are read into Python, and each embedded batch is saved before the next."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     model = settings.embedding_model
     dims, checked = model_dims(settings)
-    rows = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
-                                "description"]).to_pylist()
-    have = store.vector_ids(model, dims)
-    missing = [r for r in rows if r["id"] not in have]
-    if not missing:
-        store.drop_vectors(model, dims, {r["id"] for r in rows})
-        return 0
-    if not checked:
-        health_check(settings)
-    cache = store.vectors_by_text(model, dims)
-    done = 0
-    for i in range(0, len(missing), BATCH):
-        batch = missing[i:i + BATCH]
-        texts = [embedding_input(r) for r in batch]
-        shas = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-        todo = [n for n, sha in enumerate(shas) if sha not in cache]
-        if todo:
-            for n, vector in zip(todo, embed_texts(settings, [texts[n] for n in todo])):
-                cache[shas[n]] = vector
-        store.put_vectors(model, dims, [{**r, "text_sha": s, "vector": cache[s]}
-                                        for r, s in zip(batch, shas)])
-        done += len(todo)
-    store.drop_vectors(model, dims, {r["id"] for r in rows})  # after: their texts served the cache
-    return done
+    table = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
+                                 "description"])
+    have = pa.array(sorted(store.vector_ids(model, dims)), pa.string())
+    missing = table.filter(pc.invert(pc.is_in(table.column("id"), value_set=have))).to_pylist()
+    embedded = 0
+    if missing:
+        if not checked:
+            health_check(settings)
+        rows_of: dict[str, list[dict]] = {}
+        text_of: dict[str, str] = {}
+        for row in missing:
+            text = embedding_input(row)
+            sha = hashlib.sha256(text.encode()).hexdigest()
+            rows_of.setdefault(sha, []).append({**row, "text_sha": sha})
+            text_of[sha] = text
+        cache = store.vectors_by_text(model, dims, list(rows_of))
+
+        def save(shas: list[str]) -> None:
+            store.put_vectors(model, dims, [{**row, "vector": cache[sha]}
+                                            for sha in shas for row in rows_of[sha]])
+
+        save([sha for sha in rows_of if sha in cache])
+        new = [sha for sha in rows_of if sha not in cache]
+        for i in range(0, len(new), BATCH):
+            part = new[i:i + BATCH]
+            cache.update(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
+            save(part)
+        embedded = len(new)
+    # after the saves: vectors of gone chunks served the cache for text that moved
+    store.drop_vectors(model, dims, set(table.column("id").to_pylist()))
+    return embedded
 
 
 MODEL_FIELDS = {"embedding_model", "embedding_dimensions", "model_api_base", "model_api_key"}

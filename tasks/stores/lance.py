@@ -102,10 +102,16 @@ class IndexStore:
     def vector_ids(self, model: str, dims: int) -> set[str]:
         return set(self.vectors(model, dims).to_arrow().column("id").to_pylist())
 
-    def vectors_by_text(self, model: str, dims: int) -> dict[str, list[float]]:
-        """The embedding cache: text sha256 -> vector."""
-        table = self.vectors(model, dims).to_arrow().select(["text_sha", "vector"])
-        return dict(zip(table.column("text_sha").to_pylist(), table.column("vector").to_pylist()))
+    def vectors_by_text(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
+        """The embedding cache: text sha256 -> vector, for the given shas only (reading every
+        vector into Python lists would cost ~1 GB at 100k chunks)."""
+        table, found = self.vectors(model, dims), {}
+        wanted = sorted(set(shas))
+        for i in range(0, len(wanted), _IN_BATCH):
+            rows = (table.search().where(_in("text_sha", wanted[i:i + _IN_BATCH]))
+                    .select(["text_sha", "vector"]).limit(None).to_arrow())
+            found.update(zip(rows.column("text_sha").to_pylist(), rows.column("vector").to_pylist()))
+        return found
 
     def put_vectors(self, model: str, dims: int, rows: list[dict]) -> None:
         if rows:
