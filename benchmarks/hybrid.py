@@ -141,6 +141,15 @@ def main() -> None:
     print("| vector search | vector branch p50 (ms) | hybrid p50 (ms) | hybrid p95 (ms) | recall@10 vs exact |")
     print("|---|---|---|---|---|")
     print(f"| snapshot matrix, exact (used) | {statistics.median(vector_ms):.1f} | {p50:.1f} | {p95:.1f} | 1.000 |")
+    # The same scan with NumPy's product: OpenBLAS's pool right after torch's forward pass.
+    from memflow.tasks import local_embeddings
+
+    local_embeddings.matmul = np.matmul
+    try:
+        n50, n95 = timed(settings, QUERIES)
+    finally:
+        local_embeddings.matmul = matmul
+    print(f"| snapshot matrix, NumPy product | - | {n50:.1f} ({n50 / p50:.2f}x) | {n95:.1f} | 1.000 |")
     if not args.skip_lancedb:
         table = store.vectors(MODEL, 384)
         for kind in (None, "IVF_FLAT", "IVF_HNSW_SQ"):

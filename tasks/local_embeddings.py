@@ -36,8 +36,8 @@ def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[
 
 def matmul(matrix, columns):
     """`matrix @ columns` on torch's thread pool. With the local model loaded, a NumPy (OpenBLAS)
-    product right after a torch forward pass makes the two pools fight over the cores: measured
-    on 2 cores, query embedding + 100k x 384 product took 37.7 ms with NumPy, 19.5 ms with torch."""
+    product right after a torch forward pass makes the two pools fight over the cores: hybrid
+    search at 100k chunks took 1.7x as long with NumPy's product (benchmarks/hybrid.py)."""
     import numpy as np
     import torch
 
