@@ -90,14 +90,13 @@ def backfill_vectors(store: IndexStore, settings: Settings) -> int:
     """Embed chunks that have no vector for the configured model (texts embedded before are
     served from the table, each new text once); drop vectors of gone chunks. Only the missing
     chunks are read into Python, and each embedded batch is saved before the next."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     model = settings.embedding_model
     dims, checked = model_dims(settings)
     table = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
                                  "description"])
-    have = pa.array(sorted(store.vector_ids(model, dims)), pa.string())
+    have = store.vector_ids(model, dims)
     missing = table.filter(pc.invert(pc.is_in(table.column("id"), value_set=have))).to_pylist()
     embedded = 0
     if missing:
@@ -144,8 +143,3 @@ def embed_queries(settings: Settings, queries: list[str]) -> list[list[float]]:
         while len(_QUERY_CACHE) > _QUERY_CACHE_SIZE:
             _QUERY_CACHE.popitem(last=False)
     return [list(_QUERY_CACHE[(model_key, q)]) for q in queries]
-
-
-def embed_query(settings: Settings, query: str) -> tuple[list[float], int]:
-    vector = embed_queries(settings, [query])[0]
-    return vector, len(vector)

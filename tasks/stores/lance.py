@@ -99,8 +99,8 @@ class IndexStore:
         schema = vectors_schema(dims)
         return self.db.create_table(vectors_table_name(model, dims), schema=schema, exist_ok=True)
 
-    def vector_ids(self, model: str, dims: int) -> set[str]:
-        return set(self.vectors(model, dims).to_arrow().column("id").to_pylist())
+    def vector_ids(self, model: str, dims: int) -> pa.Array:
+        return self.vectors(model, dims).to_arrow().column("id").combine_chunks()
 
     def vectors_by_text(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
         """The embedding cache: text sha256 -> vector, for the given shas only (reading every
