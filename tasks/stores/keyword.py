@@ -148,9 +148,10 @@ def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]
     encoded = pc.dictionary_encode(flat)
     vocab = encoded.dictionary.to_pylist()
     n_docs, n_vocab = len(lengths), len(vocab)
-    term = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths.astype(np.int64))
-    pairs, tf = np.unique(term * n_docs + doc, return_counts=True)  # sorted by term, then doc
+    key = np.int32 if n_vocab * n_docs < 2**31 else np.int64  # halves the temporaries' peak
+    term = encoded.indices.to_numpy(zero_copy_only=False).astype(key)
+    doc = np.repeat(np.arange(n_docs, dtype=key), lengths)
+    pairs, tf = np.unique(term * key(n_docs) + doc, return_counts=True)  # by term, then doc
     term, doc = pairs // n_docs, pairs % n_docs
     df = np.bincount(term, minlength=n_vocab)
     idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
