@@ -138,7 +138,7 @@ def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]
     """BM25 (Lucene: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf / (tf + k1 (1 - b + b L/avgL)))
     as bm25s's CSC score matrix (one column per term) and vocabulary, from one list of terms per
     document; None when there are no terms. Vectorised with Arrow and NumPy: bm25s's own
-    `index()` loops in Python per document (1.15 s of a 1.8 s one-file update at 10k notes)."""
+    `index()` loops in Python per document: ~8x slower at 10k notes (benchmarks/bm25_build.py)."""
     if isinstance(terms, pa.ChunkedArray):
         terms = terms.combine_chunks() if terms.num_chunks else pa.array([], pa.list_(pa.string()))
     lengths = pc.fill_null(pc.list_value_length(terms), 0).to_numpy(zero_copy_only=False)
