@@ -28,6 +28,12 @@ def _in(column: str, values: list[str]) -> str:
     return f"{column} IN ({', '.join(_quote(v) for v in values)})"
 
 
+def _columns(table, columns: list[str]) -> pa.Table:
+    """Only `columns` of every row (a projected scan: reading whole rows and then selecting
+    reads the vectors, or every chunk's text and terms, for nothing)."""
+    return table.search().select(columns).limit(None).to_arrow()
+
+
 def vectors_table_name(model: str, dims: int) -> str:
     import hashlib
 
@@ -48,7 +54,7 @@ class IndexStore:
 
     # -- catalog -------------------------------------------------------------------------
     def catalog(self) -> dict[str, CatalogFile]:
-        rows = self.files.to_arrow().select(["path", "size", "mtime_ns", "sha256", "pipeline"])
+        rows = _columns(self.files, ["path", "size", "mtime_ns", "sha256", "pipeline"])
         return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
 
     def put_files(self, rows: list[dict]) -> None:
@@ -74,7 +80,7 @@ class IndexStore:
             self.links.add(pa.Table.from_pylist(links, schema=LINKS))
 
     def chunk_columns(self, columns: list[str]) -> pa.Table:
-        return self.chunks.to_arrow().select(columns)
+        return _columns(self.chunks, columns)
 
     def chunks_by_id(self, ids: list[str], columns: list[str]) -> list[dict]:
         if not ids:
@@ -89,7 +95,7 @@ class IndexStore:
         return self.links.to_arrow()
 
     def file_columns(self, columns: list[str]) -> pa.Table:
-        return self.files.to_arrow().select(columns)
+        return _columns(self.files, columns)
 
     def count_chunks(self) -> int:
         return self.chunks.count_rows()
@@ -100,7 +106,7 @@ class IndexStore:
         return self.db.create_table(vectors_table_name(model, dims), schema=schema, exist_ok=True)
 
     def vector_ids(self, model: str, dims: int) -> pa.Array:
-        return self.vectors(model, dims).to_arrow().column("id").combine_chunks()
+        return _columns(self.vectors(model, dims), ["id"]).column("id").combine_chunks()
 
     def vectors_by_text(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
         """The embedding cache: text sha256 -> vector, for the given shas only (reading every
@@ -122,13 +128,13 @@ class IndexStore:
 
     def drop_vectors(self, model: str, dims: int, keep: set[str]) -> None:
         table = self.vectors(model, dims)
-        stale = sorted(set(table.to_arrow().column("id").to_pylist()) - keep)
+        stale = sorted(set(_columns(table, ["id"]).column("id").to_pylist()) - keep)
         for i in range(0, len(stale), _IN_BATCH):
             table.delete(_in("id", stale[i:i + _IN_BATCH]))
 
     def vector_matrix(self, model: str, dims: int) -> tuple[pa.Array, np.ndarray]:
         """(chunk ids, float32 matrix with one row per id) of every stored vector."""
-        table = self.vectors(model, dims).to_arrow().select(["id", "vector"]).combine_chunks()
+        table = _columns(self.vectors(model, dims), ["id", "vector"]).combine_chunks()
         flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
         return table.column("id").combine_chunks(), flat.reshape(-1, dims).astype(np.float32, copy=False)
 
