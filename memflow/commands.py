@@ -295,7 +295,7 @@ def cmd_proactive(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memflow.demo import run_demo
+    from memflow.demo_loop import run_demo
 
     run_demo(args.dir)
     return 0

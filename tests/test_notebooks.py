@@ -26,7 +26,7 @@ def execute(name: str, env: dict) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def demo_workspace(tmp_path_factory):
-    from memflow.demo import run_demo
+    from memflow.demo_loop import run_demo
 
     return run_demo(str(tmp_path_factory.mktemp("nb") / "demo"), out=lambda *a: None)
 
