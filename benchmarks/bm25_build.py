@@ -30,10 +30,10 @@ def main() -> None:
     import bm25s
 
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.indexing import run_index
+    from memflow.tasks.ground.workspace import init_workspace, layout
+    from memflow.tasks.index import run_index
     from memflow.tasks.stores import keyword
     from memflow.tasks.stores.lance import IndexStore
-    from memflow.tasks.workspace import init_workspace, layout
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="2300,10000")

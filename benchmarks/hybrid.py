@@ -27,10 +27,10 @@ MODEL = "local/all-MiniLM-L6-v2"
 
 
 def build(settings, count: int) -> None:
-    from memflow.tasks.indexing import chunk_id, rebuild_keyword
+    from memflow.tasks.ground.tokenize import tokenize
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.index.indexing import chunk_id, rebuild_keyword
     from memflow.tasks.stores.lance import IndexStore
-    from memflow.tasks.tokenize import tokenize
-    from memflow.tasks.workspace import layout
 
     lay = layout(settings)
     store = IndexStore(lay.index_dir / "lance")
@@ -78,8 +78,8 @@ def lancedb_branch(settings, table, vectors, index_type: str | None) -> tuple[fl
     """LanceDB's own vector search with the default prefilter (the previous design), for
     comparison in the same run: branch p50, hybrid p50/p95 with it in place of the snapshot's
     exact search, and top-10 ids."""
-    from memflow.tasks import recall
-    from memflow.tasks.vectors import embed_texts
+    from memflow.tasks.index.vectors import embed_texts
+    from memflow.tasks.recall import hybrid as recall
 
     if index_type:
         table.create_index(metric="cosine", index_type=index_type, replace=True)
@@ -102,12 +102,12 @@ def lancedb_branch(settings, table, vectors, index_type: str | None) -> tuple[fl
 def main() -> None:
     from memflow.schemas.recall import Filters
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.local_embeddings import matmul
-    from memflow.tasks.recall import open_index, row_mask
+    from memflow.tasks.ground.local_embeddings import matmul
+    from memflow.tasks.ground.workspace import init_workspace, layout
+    from memflow.tasks.index.vectors import embed_texts
+    from memflow.tasks.recall.hybrid import open_index, row_mask
     from memflow.tasks.stores import keyword
     from memflow.tasks.stores.lance import IndexStore
-    from memflow.tasks.vectors import embed_texts
-    from memflow.tasks.workspace import init_workspace, layout
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -142,7 +142,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     print(f"| snapshot matrix, exact (used) | {statistics.median(vector_ms):.1f} | {p50:.1f} | {p95:.1f} | 1.000 |")
     # The same scan with NumPy's product: OpenBLAS's pool right after torch's forward pass.
-    from memflow.tasks import local_embeddings
+    from memflow.tasks.ground import local_embeddings
 
     local_embeddings.matmul = np.matmul
     try:

@@ -18,9 +18,9 @@ from corpus import QUERIES, build  # noqa: E402
 
 def main(count: int) -> dict:
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.indexing import run_index, watermark
+    from memflow.tasks.ground.workspace import init_workspace, layout
+    from memflow.tasks.index import run_index, watermark
     from memflow.tasks.recall import search
-    from memflow.tasks.workspace import init_workspace, layout
 
     root = Path(tempfile.mkdtemp(prefix=f"bench-mf-{count}-"))
     settings = load_settings(root)

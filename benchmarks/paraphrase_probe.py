@@ -47,9 +47,9 @@ def probe(model: str, api_base: str, distractors: list[str]) -> list[tuple]:
     import test_recall
 
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.indexing import run_index
+    from memflow.tasks.ground.workspace import init_workspace, layout
+    from memflow.tasks.index import run_index
     from memflow.tasks.recall import search
-    from memflow.tasks.workspace import init_workspace, layout
 
     settings = load_settings(tempfile.mkdtemp(), embedding_model=model, model_api_base=api_base,
                              model_api_key="x" if api_base else "")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 def hit_rates(kind: str) -> tuple[float, float, float]:
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.indexing import run_index
+    from memflow.tasks.evaluate.regression_data import generate, write_notes
+    from memflow.tasks.ground.workspace import init_workspace, layout
+    from memflow.tasks.index import run_index
     from memflow.tasks.recall import search
-    from memflow.tasks.regression_data import generate, write_notes
-    from memflow.tasks.workspace import init_workspace, layout
 
     settings = load_settings(tempfile.mkdtemp(), keyword_tokenizer=kind)
     lay = layout(settings)
@@ -38,7 +38,7 @@ def hit_rates(kind: str) -> tuple[float, float, float]:
 
 
 def start_cost(kind: str) -> float:
-    code = ("import time; t = time.perf_counter(); from memflow.tasks.tokenize import tokenize; "
+    code = ("import time; t = time.perf_counter(); from memflow.tasks.ground.tokenize import tokenize; "
             f"tokenize('我每天骑自行车上班', {kind!r}); print(time.perf_counter() - t)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip())
@@ -47,8 +47,8 @@ def start_cost(kind: str) -> float:
 def warm_up() -> None:
     """Import the stack once so the first tokenizer measured does not pay for it."""
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.indexing import run_index
-    from memflow.tasks.workspace import init_workspace, layout
+    from memflow.tasks.ground.workspace import init_workspace, layout
+    from memflow.tasks.index import run_index
 
     settings = load_settings(tempfile.mkdtemp())
     init_workspace(layout(settings))

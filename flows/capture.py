@@ -8,13 +8,17 @@ from functools import partial
 from prefect import flow, task
 
 from memflow import __version__
+from memflow.flows.artifacts import publish_table
 from memflow.schemas.capture import AutoMemoryResult, ResourceResult
 from memflow.schemas.settings import load_settings
-from memflow.tasks.capture import auto_memory
-from memflow.tasks.lock import workspace_lock
-from memflow.tasks.model_writer import read_with_model, write_with_model
-from memflow.tasks.resources import auto_resource
-from memflow.tasks.workspace import layout
+from memflow.tasks.capture import (
+    auto_memory,
+    auto_resource,
+    read_with_model,
+    write_with_model,
+)
+from memflow.tasks.ground.lock import workspace_lock
+from memflow.tasks.ground.workspace import layout
 
 # Retries at the network edge: invalid model output or a failed call is tried three times.
 write_note = task(write_with_model, name="write-note", retries=2, retry_delay_seconds=1)
@@ -23,20 +27,27 @@ capture_task = task(auto_memory, name="auto-memory")
 resources_task = task(auto_resource, name="auto-resource")
 
 
-@flow(name="capture", version=__version__)
+@flow(name="capture", version=__version__, persist_result=True)
 def capture_flow(workspace: str, messages: list[dict], session_id: str, memory_hint: str = "",
                  day: date | None = None) -> AutoMemoryResult:
     """A conversation -> session log + daily notes (model writer if a chat model is set)."""
     settings = load_settings(workspace)
     writer = partial(write_note, settings) if settings.chat_model else None
     with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
-        return capture_task(settings, messages, session_id, memory_hint, day, writer)
+        result = capture_task(settings, messages, session_id, memory_hint, day, writer)
+    publish_table("capture", workspace, [note.model_dump(mode="json") for note in result.notes],
+                  f"session {session_id}: +{result.new_messages} message(s)")
+    return result
 
 
-@flow(name="capture_resources", version=__version__)
+@flow(name="capture_resources", version=__version__, persist_result=True)
 def capture_resources_flow(workspace: str) -> ResourceResult:
     """Changed files under resource/ -> daily notes."""
     settings = load_settings(workspace)
     reader = partial(read_resource, settings) if settings.chat_model else None
     with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_timeout):
-        return resources_task(settings, reader)
+        result = resources_task(settings, reader)
+    rows = [{"change": change, "path": path} for change, paths in result.model_dump().items()
+            for path in paths]
+    publish_table("capture-resources", workspace, rows, f"resources of {settings.workspace}")
+    return result

@@ -10,13 +10,20 @@ from functools import partial
 from prefect import flow, task
 
 from memflow import __version__
+from memflow.flows.artifacts import publish_markdown
 from memflow.schemas.dream import ActionRecord, DreamSummary
-from memflow.schemas.settings import load_settings
-from memflow.tasks.capture import today
-from memflow.tasks.dream import extract_stage, finish_stage, integrate_stage, topics_stage
-from memflow.tasks.lock import workspace_lock
-from memflow.tasks.model_dream import decide_with_model, extract_with_model
-from memflow.tasks.workspace import layout
+from memflow.schemas.settings import Settings, load_settings
+from memflow.tasks.dream import (
+    decide_with_model,
+    extract_stage,
+    extract_with_model,
+    finish_stage,
+    integrate_stage,
+    summary_markdown,
+    topics_stage,
+)
+from memflow.tasks.ground.lock import workspace_lock
+from memflow.tasks.ground.workspace import layout, today
 
 # Retries at the network edge only: the model calls.
 extract_model = task(extract_with_model, name="extract-units-model", retries=2, retry_delay_seconds=1)
@@ -27,7 +34,7 @@ topics = task(topics_stage, name="topics")
 finish = task(finish_stage, name="finish")
 
 
-@flow(name="dream", version=__version__)
+@flow(name="dream", version=__version__, persist_result=True)
 def dream_flow(workspace: str, date: str = "", hint: str = "", max_units: int = 5,
                max_notes: int = 50, topic_count: int = 3, topic_diversity_days: int = 7,
                start_jitter_seconds: int = 0) -> DreamSummary:
@@ -36,17 +43,26 @@ def dream_flow(workspace: str, date: str = "", hint: str = "", max_units: int = 
         time.sleep(random.uniform(0, start_jitter_seconds))
     settings = load_settings(workspace)
     day = date_type.fromisoformat(date) if date else today(settings)
+    with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
+        summary = _consolidate(settings, day, hint, max_units, max_notes, topic_count,
+                               topic_diversity_days)
+    publish_markdown("dream", workspace, summary_markdown(summary),
+                     f"dream of {settings.workspace} up to {day}: {summary.status}")
+    return summary
+
+
+def _consolidate(settings: Settings, day: date_type, hint: str, max_units: int, max_notes: int,
+                 topic_count: int, topic_diversity_days: int) -> DreamSummary:
     use_model = bool(settings.chat_model)
     extract_fn = partial(extract_model, settings, hint=hint) if use_model else None
     decide_fn = partial(decide_model, settings) if use_model else None
-    with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
-        plan = extract(settings, day, max_notes, max_units, extract_fn)
-        if plan is None:
-            return DreamSummary(date=day.isoformat(), status="no change")
-        records: list[ActionRecord | str] = []
-        for unit in plan.units[:max_units]:
-            state = integrate(settings, plan.run_id, unit, decide_fn, return_state=True)
-            # A failed unit is recorded in the summary and its notes stay for the next run.
-            records.append(state.result() if state.is_completed() else str(state.message or "failed"))
-        interests = topics(settings, plan, topic_count, topic_diversity_days)
-        return finish(settings, plan, records, interests)
+    plan = extract(settings, day, max_notes, max_units, extract_fn)
+    if plan is None:
+        return DreamSummary(date=day.isoformat(), status="no change")
+    records: list[ActionRecord | str] = []
+    for unit in plan.units[:max_units]:
+        state = integrate(settings, plan.run_id, unit, decide_fn, return_state=True)
+        # A failed unit is recorded in the summary and its notes stay for the next run.
+        records.append(state.result() if state.is_completed() else str(state.message or "failed"))
+    interests = topics(settings, plan, topic_count, topic_diversity_days)
+    return finish(settings, plan, records, interests)

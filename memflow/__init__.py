@@ -2,7 +2,8 @@
 
 Public API (imported lazily so `memflow --help` stays fast):
 `memflow.init`, `read`, `write`, `edit`, `move`, `delete`, `frontmatter_get`, `frontmatter_set`,
-`index`, `reindex`, `search`, `auto_memory_search`, `capture`, `dream`, `settings_for`.
+`index`, `reindex`, `search`, `auto_memory_search`, `capture`, `capture_resources`, `inbox`,
+`dream`, `dream_runs`, `dream_rollback`, `proactive`, `settings_for`, `demo`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,15 @@ except PackageNotFoundError:  # running from a source tree
 
 _API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "frontmatter_set",
         "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
-        "capture_resources", "dream", "demo"}
+        "capture_resources", "inbox", "dream", "dream_runs", "dream_rollback", "proactive"}
+_ELSEWHERE = {"demo": "memflow.demo_loop"}  # it drives the API, so it cannot live in it
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _API | set(_ELSEWHERE))
 
 
 def __getattr__(name: str):
-    if name in _API:
-        return getattr(import_module("memflow.api"), name)
+    if name in _API or name in _ELSEWHERE:
+        return getattr(import_module(_ELSEWHERE.get(name, "memflow.api")), name)
     raise AttributeError(f"module 'memflow' has no attribute {name!r}")

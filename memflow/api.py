@@ -21,21 +21,21 @@ def settings_for(workspace: WorkspaceArg = None, **overrides: Any) -> Settings:
 
 
 def _layout(workspace: WorkspaceArg):
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.ground.workspace import layout
 
     return layout(settings_for(workspace))
 
 
 def init(workspace: WorkspaceArg) -> list[str]:
     """Create the workspace layers; returns the folders created."""
-    from memflow.tasks.workspace import init_workspace
+    from memflow.tasks.ground.workspace import init_workspace
 
     return init_workspace(_layout(workspace))
 
 
 def read(path: str, start: int | None = None, end: int | None = None,
          workspace: WorkspaceArg = None) -> str:
-    from memflow.tasks.fileops import read_file
+    from memflow.tasks.ground.fileops import read_file
 
     settings = settings_for(workspace)
     return read_file(_layout(settings), path, start, end, settings.decode_errors)
@@ -43,47 +43,47 @@ def read(path: str, start: int | None = None, end: int | None = None,
 
 def write(path: str, content: str, name: str | None = None, description: str | None = None,
           meta: dict | None = None, workspace: WorkspaceArg = None) -> str:
-    from memflow.tasks.fileops import write_file
+    from memflow.tasks.ground.fileops import write_file
 
     return write_file(_layout(workspace), path, content, name, description, meta)
 
 
 def edit(path: str, old: str, new: str, workspace: WorkspaceArg = None) -> None:
-    from memflow.tasks.fileops import edit_file
+    from memflow.tasks.ground.fileops import edit_file
 
     edit_file(_layout(workspace), path, old, new)
 
 
 def move(src: str, dst: str, workspace: WorkspaceArg = None) -> list[str]:
-    from memflow.tasks.fileops import move_file
+    from memflow.tasks.ground.fileops import move_file
 
     return move_file(_layout(workspace), src, dst)
 
 
 def delete(path: str, workspace: WorkspaceArg = None) -> list[str]:
-    from memflow.tasks.fileops import delete_file
+    from memflow.tasks.ground.fileops import delete_file
 
     return delete_file(_layout(workspace), path)
 
 
 def frontmatter_get(path: str, workspace: WorkspaceArg = None) -> dict:
-    from memflow.tasks.fileops import fm_get
+    from memflow.tasks.ground.fileops import fm_get
 
     settings = settings_for(workspace)
     return fm_get(_layout(settings), path, settings.decode_errors)
 
 
 def frontmatter_set(path: str, values: dict, workspace: WorkspaceArg = None) -> dict:
-    from memflow.tasks.fileops import fm_set
+    from memflow.tasks.ground.fileops import fm_set
 
     return fm_set(_layout(workspace), path, values)
 
 
 def index(workspace: WorkspaceArg = None):
     """Incremental index (takes the workspace lock); returns an IndexSummary."""
-    from memflow.tasks.indexing import run_index
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.index import run_index
 
     settings = settings_for(workspace)
     with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_timeout):
@@ -92,9 +92,9 @@ def index(workspace: WorkspaceArg = None):
 
 def reindex(workspace: WorkspaceArg = None):
     """Delete metadata/index/ and rebuild it from the files; returns an IndexSummary."""
-    from memflow.tasks.indexing import run_reindex
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.index import run_reindex
 
     settings = settings_for(workspace)
     with workspace_lock(layout(settings).state_dir, "reindex", wait=settings.lock_timeout):
@@ -120,7 +120,7 @@ def auto_memory_search(message: str, workspace: WorkspaceArg = None, max_results
                        min_score: float | None = None) -> list[dict]:
     """For agent hosts: search with the first 100 characters of a user message and return an
     assistant `tool_calls` message plus the `tool` message answering it (OpenAI format)."""
-    from memflow.tasks.presenting import tool_call_messages
+    from memflow.tasks.recall import tool_call_messages
 
     query = " ".join(message.split())[:100]
     response = search(query, workspace, limit=max_results, min_score=min_score or 0.0)
@@ -137,14 +137,14 @@ def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = Non
     from datetime import date as date_type
 
     from memflow.tasks.capture import auto_memory
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
 
     settings = settings_for(workspace)
     day = date_type.fromisoformat(date) if isinstance(date, str) else date
     writer = None
     if settings.chat_model:
-        from memflow.tasks.model_writer import model_writer
+        from memflow.tasks.capture import model_writer
 
         writer = model_writer(settings)
     with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
@@ -155,14 +155,14 @@ def capture_resources(workspace: WorkspaceArg = None):
     """auto_resource: changed files under resource/ -> daily notes; returns ResourceResult."""
     from functools import partial
 
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.resources import auto_resource
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.capture import auto_resource
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
 
     settings = settings_for(workspace)
     reader = None
     if settings.chat_model:
-        from memflow.tasks.model_writer import read_with_model
+        from memflow.tasks.capture import read_with_model
 
         reader = partial(read_with_model, settings)
     with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_timeout):
@@ -170,7 +170,7 @@ def capture_resources(workspace: WorkspaceArg = None):
 
 
 def inbox(workspace: WorkspaceArg = None, since: str | None = None) -> list[dict]:
-    from memflow.tasks.events import read_events
+    from memflow.tasks.ground.events import read_events
 
     return read_events(_layout(workspace), since)
 
@@ -181,16 +181,15 @@ def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: 
     from datetime import date as date_type
     from functools import partial
 
-    from memflow.tasks.capture import today
     from memflow.tasks.dream import run_dream
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout, today
 
     settings = settings_for(workspace)
     day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
     extract = decide = None
     if settings.chat_model:
-        from memflow.tasks.model_dream import decide_with_model, extract_with_model
+        from memflow.tasks.dream import decide_with_model, extract_with_model
 
         extract = partial(extract_with_model, settings, hint=hint)
         decide = partial(decide_with_model, settings)
@@ -200,18 +199,17 @@ def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: 
 
 
 def dream_runs(workspace: WorkspaceArg = None) -> list[dict]:
-    from memflow.tasks.dream_runs import list_runs
+    from memflow.tasks.dream import list_runs
 
     return list_runs(_layout(workspace))
 
 
 def dream_rollback(run_id: str, workspace: WorkspaceArg = None, force: bool = False) -> list[str]:
     """Restore the pre-images of a dream run and remove the nodes it created."""
-    from memflow.tasks.dream import catalog_path
-    from memflow.tasks.dream_runs import rollback
-    from memflow.tasks.indexing import run_index
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.dream import catalog_path, rollback
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.index import run_index
 
     settings = settings_for(workspace)
     lay = layout(settings)
@@ -224,9 +222,10 @@ def dream_rollback(run_id: str, workspace: WorkspaceArg = None, force: bool = Fa
 def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
     from datetime import date as date_type
 
-    from memflow.tasks.capture import today
     from memflow.tasks.dream import proactive as read_topics
+    from memflow.tasks.ground.workspace import today
 
     settings = settings_for(workspace)
     day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
     return read_topics(settings, day)
+

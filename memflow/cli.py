@@ -6,12 +6,8 @@ Errors print one line `error: ...` and exit 1; a busy workspace exits 75.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
-
-EXIT_ERROR, EXIT_BUSY = 1, 75
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--set", nargs="*", default=[], metavar="K=V",
                     help="setting overrides for experiments, e.g. chunk_bytes=1000 keyword_weight=0.5")
     s = sub.add_parser("demo", help="run the whole loop on sample data")
-    s.add_argument("dir", nargs="?")
+    s.add_argument("dir", nargs="?", help="a new folder for the demo workspace (kept); default: a "
+                   "temporary folder, removed at the end")
+    s.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     return p
 
 
@@ -111,21 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return getattr(commands, f"cmd_{args.command}")(args) or 0
     except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
-        from memflow.commands import describe_error
-
-        message, code = describe_error(exc)
+        message, code = commands.describe_error(exc)
         if message is None:
             raise
         print(message, file=sys.stderr)
         return code
-
-
-def dump_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
-
-
-def workspace_of(args: argparse.Namespace) -> Path:
-    return Path(args.workspace or ".")
 
 
 if __name__ == "__main__":

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from memflow import api
-from memflow.cli import EXIT_BUSY, EXIT_ERROR, dump_json, workspace_of
+
+EXIT_ERROR, EXIT_BUSY = 1, 75
+
+
+def dump_json(value: object) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def workspace_of(args: argparse.Namespace) -> Path:
+    return Path(args.workspace or ".")
 
 
 def describe_error(exc: BaseException) -> tuple[str | None, int]:
     """One-line message and exit code for errors a user can fix; (None, 1) for bugs."""
     from pydantic import ValidationError
 
-    from memflow.tasks.lock import WorkspaceBusy
+    from memflow.tasks.ground.lock import WorkspaceBusy
 
     if isinstance(exc, WorkspaceBusy):
         return str(exc), EXIT_BUSY
@@ -31,8 +41,8 @@ def describe_error(exc: BaseException) -> tuple[str | None, int]:
 
 def _writing(args: argparse.Namespace, job: str):
     """Settings plus the workspace lock for a quick writing command (no waiting)."""
-    from memflow.tasks.lock import workspace_lock
-    from memflow.tasks.workspace import layout
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
 
     settings = api.settings_for(workspace_of(args))
     return settings, workspace_lock(layout(settings).state_dir, job)
@@ -54,7 +64,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 def cmd_write(args: argparse.Namespace) -> int:
-    from memflow.tasks.fileops import parse_assignments
+    from memflow.tasks.ground.fileops import parse_assignments
 
     if args.file is not None:
         content = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
@@ -97,7 +107,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_fm(args: argparse.Namespace) -> int:
-    from memflow.tasks.fileops import parse_assignments
+    from memflow.tasks.ground.fileops import parse_assignments
 
     if args.fm_command == "get":
         dump_json(api.frontmatter_get(args.path, workspace_of(args)))
@@ -130,15 +140,14 @@ def _index(args: argparse.Namespace, full: bool) -> int:
     settings = api.settings_for(workspace_of(args))
     if use_prefect(args):
         from memflow.flows.index import index_flow, reindex_flow
-
         from memflow.schemas.tables import IndexSummary
 
         result = (reindex_flow if full else index_flow)(str(settings.workspace))
         summary = IndexSummary(**result)
     else:
-        from memflow.tasks.indexing import run_index, run_reindex
-        from memflow.tasks.lock import workspace_lock
-        from memflow.tasks.workspace import layout
+        from memflow.tasks.ground.lock import workspace_lock
+        from memflow.tasks.ground.workspace import layout
+        from memflow.tasks.index import run_index, run_reindex
 
         with workspace_lock(layout(settings).state_dir, "reindex" if full else "index"):
             summary = (run_reindex if full else run_index)(settings, progress_bar("index"))
@@ -160,7 +169,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     import logging
 
-    from memflow.tasks.presenting import render_response
+    from memflow.tasks.recall import render_response
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
@@ -295,9 +304,9 @@ def cmd_proactive(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memflow.demo_loop import run_demo
+    from memflow.demo_loop import demo
 
-    run_demo(args.dir)
+    demo(args.dir, keep=args.keep)
     return 0
 
 
@@ -309,7 +318,7 @@ def _ints(text: str) -> list[int]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memflow.tasks.fileops import parse_assignments
+    from memflow.tasks.ground.fileops import parse_assignments
 
     overrides = parse_assignments(args.set)
     settings = api.settings_for(Path(args.out), **overrides)
@@ -324,7 +333,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         from tqdm import tqdm
 
-        from memflow.tasks.locomo_eval import run_evaluation
+        from memflow.tasks.evaluate import run_evaluation
 
         data = _json.loads(Path(args.data).read_text(encoding="utf-8"))
         total = sum(len(s["qa"]) for s in data if not samples or s["sample_id"] in samples)

@@ -1,12 +1,14 @@
-"""`memflow demo`: the whole loop on the shipped sample conversations, offline.
+"""`memflow demo` and `memflow.demo()`: the whole loop on the shipped sample conversations, offline.
 
 capture (five sessions over four days, English and Chinese, a preference that changes)
--> index -> dream -> a few searches, printing what each stage wrote and found.
+-> index -> dream -> a few searches, printing what each stage wrote and found. Without a folder
+it works in a temporary one and removes it at the end, unless asked to keep it.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 import time
 from importlib import resources
@@ -14,16 +16,38 @@ from pathlib import Path
 
 
 def sample() -> dict:
-    return json.loads(resources.files("memflow").joinpath("samples/conversations.json").read_text("utf-8"))
+    return json.loads(resources.files("memflow.samples").joinpath("conversations.json").read_text("utf-8"))
 
 
-def run_demo(target: str | None, out=print) -> Path:
+def demo(workspace: str | Path | None = None, keep: bool = False, out=print) -> Path | None:
+    """The whole loop (capture -> index -> dream -> recall) on the shipped sample conversations,
+    offline, printing what each stage wrote and found through `out`. In `workspace` (a new or
+    empty folder, kept), or in a temporary folder removed at the end unless `keep`. Returns the
+    workspace folder, or None when it was removed. Public as `memflow.demo`."""
+    if workspace is not None:
+        root = Path(workspace).expanduser()
+        if root.exists() and any(root.iterdir()):
+            raise FileExistsError(f"demo folder is not empty: {root} (give a new folder)")
+        _run(root, out)
+        out(_explore(root))
+        return root
+    root = Path(tempfile.mkdtemp(prefix="memflow-demo-"))
+    try:
+        _run(root, out)
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    if keep:
+        out(_explore(root))
+        return root
+    out(f"   removed the temporary workspace {root} (keep one: `memflow demo DIR` or --keep)")
+    return None
+
+
+def _run(root: Path, out) -> Path:
     from memflow import api
-    from memflow.tasks.presenting import render_result
+    from memflow.tasks.recall import render_result
 
-    root = Path(target) if target else Path(tempfile.mkdtemp(prefix="memflow-demo-"))
-    if root.exists() and any(root.iterdir()):
-        raise FileExistsError(f"demo folder is not empty: {root} (give a new folder)")
     started = time.perf_counter()
     api.init(root)
     settings = api.settings_for(root, chat_model="", embedding_model="")
@@ -47,6 +71,10 @@ def run_demo(target: str | None, out=print) -> Path:
             f"keyword_hits={response.keyword_hits})")
         for result in response.results:
             out(render_result(result))
-    out(f"\n== done in {time.perf_counter() - started:.1f}s. Explore: memflow -w {root} search \"...\"; "
-        f"memflow -w {root} dream runs; memflow -w {root} inbox")
+    out(f"\n== done in {time.perf_counter() - started:.1f}s")
     return root
+
+
+def _explore(root: Path) -> str:
+    return (f"   explore: memflow -w {root} search \"...\"; memflow -w {root} dream runs; "
+            f"memflow -w {root} inbox")

@@ -66,7 +66,7 @@ def load_settings(workspace: str | Path | None = None, **overrides: object) -> S
     """Settings for a workspace: toml file < environment < explicit overrides."""
     from_env = Settings()
     env_values = from_env.model_dump(include=from_env.model_fields_set)
-    root = Path(workspace) if workspace is not None else env_values.get("workspace", Path("."))
+    root = Path(workspace if workspace is not None else env_values.get("workspace", ".")).expanduser()
     file_values = _read_toml(Path(root) / CONFIG_FILE)
     merged = {**file_values, **env_values, **overrides, "workspace": Path(root).resolve()}
     return Settings(**merged)

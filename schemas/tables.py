@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 from pydantic import BaseModel
 
 SCHEMA_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class CatalogFile:
+    """A row of the `files` table: what the index knows of one file."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    pipeline: str
 
 FILES = pa.schema([
     pa.field("path", pa.string(), nullable=False),

@@ -17,7 +17,7 @@ os.environ.pop("MEMFLOW_WORKSPACE", None)
 os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
 from memflow.schemas.settings import load_settings  # noqa: E402
-from memflow.tasks.workspace import init_workspace, layout  # noqa: E402
+from memflow.tasks.ground.workspace import init_workspace, layout  # noqa: E402
 
 
 @pytest.fixture

@@ -3,16 +3,15 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from helpers import run_cli
-from memflow.schemas.capture import StructuredNote
-from memflow.tasks.capture import auto_memory
-from memflow.tasks.events import read_events
-from memflow.tasks.extractive import sentences, write_extractive
-from memflow.tasks.markdown import parse_anchor, parse_links
-from memflow.tasks.notes import parse_note
-from memflow.tasks.sessionlog import clean_message, message_text, read_log
-from memflow.tasks.turns import TurnState, next_turn
+
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.capture.extractive import sentences, write_extractive
+from memflow.tasks.capture.sessionlog import clean_message, message_text, read_log
+from memflow.tasks.capture.turns import TurnState, next_turn
+from memflow.tasks.ground.events import read_events
+from memflow.tasks.ground.markdown import parse_anchor, parse_links
+from memflow.tasks.ground.notes import parse_note
 
 PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
 
@@ -147,8 +146,8 @@ def test_events_only_when_something_changed(settings, lay):
 def test_fact_lines_cite_existing_log_lines_with_their_text_on_locomo(tmp_path):
     """Every fact line of notes made from the LoCoMo dev split cites log lines containing it."""
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.locomo import session_id, session_messages, session_numbers
-    from memflow.tasks.workspace import init_workspace, layout
+    from memflow.tasks.evaluate.locomo import session_id, session_messages, session_numbers
+    from memflow.tasks.ground.workspace import init_workspace, layout
 
     data = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo-dev.json"
     samples = json.loads(data.read_text())

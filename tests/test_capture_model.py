@@ -3,10 +3,10 @@ import json
 import pytest
 
 from memflow.schemas.capture import Item, StructuredNote
-from memflow.tasks.capture import auto_memory
-from memflow.tasks.llm import ModelCallError, ModelOutputError
-from memflow.tasks.model_writer import example_reply, model_writer
-from memflow.tasks.sessionlog import read_log
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.capture.model_writer import example_reply, model_writer
+from memflow.tasks.capture.sessionlog import read_log
+from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
 
 MESSAGES = [
     {"id": "a", "role": "user", "timestamp": "2026-06-01T08:00:00Z", "content": "hi"},

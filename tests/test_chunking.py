@@ -1,5 +1,5 @@
-from memflow.tasks.chunking import chunk_bytes, chunk_markdown
-from memflow.tasks.notes import parse_note
+from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.index.chunking import chunk_bytes, chunk_markdown
 
 
 def chunks(text, budget=300):

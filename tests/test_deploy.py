@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memflow.tasks.capture import auto_memory
+from memflow.tasks.capture.conversation import auto_memory
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.usefixtures("prefect_server")

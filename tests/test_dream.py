@@ -1,19 +1,28 @@
 import json
 from datetime import date
+from functools import partial
 
 import pytest
 import yaml
-
 from helpers import run_cli
-from memflow.schemas.dream import Corroborate, Correct, Create, DecisionReply, ExtractResult, Refine, Unit, Evidence
-from memflow.tasks.capture import auto_memory
-from memflow.tasks.digest import claims_of, sources_of
-from memflow.tasks.dream import catalog_path, proactive, run_dream
-from memflow.tasks.dream_runs import RollbackConflict, list_runs, rollback
-from memflow.tasks.indexing import run_index
-from memflow.tasks.markdown import parse_links
-from memflow.tasks.model_dream import decide_with_model, extract_with_model
-from functools import partial
+
+from memflow.schemas.dream import (
+    Correct,
+    Corroborate,
+    Create,
+    DecisionReply,
+    Evidence,
+    ExtractResult,
+    Refine,
+    Unit,
+)
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.dream.digest import sources_of
+from memflow.tasks.dream.dream_runs import RollbackConflict, list_runs, rollback
+from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
+from memflow.tasks.dream.nightly import catalog_path, proactive, run_dream
+from memflow.tasks.ground.markdown import parse_links
+from memflow.tasks.index.indexing import run_index
 
 
 def say(day, sid, *texts):

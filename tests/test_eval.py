@@ -3,9 +3,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from helpers import run_cli
-from memflow.tasks.locomo_eval import run_evaluation
+
+from memflow.tasks.evaluate.locomo_eval import run_evaluation
 
 DATA = Path(__file__).parent / "data" / "two_conversations.json"
 KS, BUDGETS = [1, 5], [30, 1000]

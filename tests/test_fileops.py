@@ -7,15 +7,22 @@ import time
 from datetime import date
 
 import pytest
-
-from memflow.tasks.dayindex import refresh_day_index
-from memflow.tasks.fileops import (
-    EditError, delete_file, edit_file, fm_get, fm_set, move_file, read_file, write_file,
-)
-from memflow.tasks.lock import EXIT_BUSY, WorkspaceBusy, acquire, release, workspace_lock
-from memflow.tasks.stores.files import DecodeError
-from memflow.tasks.workspace import PathError
 from helpers import run_cli
+
+from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.ground.fileops import (
+    EditError,
+    delete_file,
+    edit_file,
+    fm_get,
+    fm_set,
+    move_file,
+    read_file,
+    write_file,
+)
+from memflow.tasks.ground.lock import EXIT_BUSY, WorkspaceBusy, acquire, release, workspace_lock
+from memflow.tasks.ground.workspace import PathError
+from memflow.tasks.stores.files import DecodeError
 
 
 def test_read_line_range_is_one_based_inclusive(lay):

@@ -4,9 +4,9 @@
 import pytest
 
 from memflow.schemas.capture import Item, StructuredNote
-from memflow.tasks.fileops import write_file
-from memflow.tasks.lock import workspace_lock
-from memflow.tasks.model_writer import example_reply
+from memflow.tasks.capture.model_writer import example_reply
+from memflow.tasks.ground.fileops import write_file
+from memflow.tasks.ground.lock import workspace_lock
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 
@@ -41,7 +41,7 @@ def test_capture_flow_retries_invalid_model_output(model_settings, lay, fake_mod
 
 def test_flow_waits_for_the_lock_then_fails_busy(settings, lay):
     from memflow.flows.index import index_flow
-    from memflow.tasks.lock import WorkspaceBusy
+    from memflow.tasks.ground.lock import WorkspaceBusy
 
     (lay.root / "memflow.toml").write_text("lock_timeout = 0.5\n")
     with workspace_lock(lay.state_dir, "dream"):
@@ -50,12 +50,11 @@ def test_flow_waits_for_the_lock_then_fails_busy(settings, lay):
 
 
 def test_dream_flow_records_a_failed_unit_and_keeps_its_note(model_settings, lay, fake_model):
-    from datetime import date
 
     from memflow.flows.dream import dream_flow
     from memflow.schemas.dream import Evidence, ExtractResult, Unit
-    from memflow.tasks.capture import auto_memory
-    from memflow.tasks.dream import catalog_path
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.dream.nightly import catalog_path
 
     offline = model_settings.model_copy(update={"chat_model": "", "embedding_model": ""})
     result = auto_memory(offline, [{"id": "1", "role": "user", "timestamp": "2026-09-01T08:00:00Z",
@@ -70,3 +69,54 @@ def test_dream_flow_records_a_failed_unit_and_keeps_its_note(model_settings, lay
     summary = dream_flow(str(lay.root), date="2026-09-01")
     assert summary.status == "partial" and "Backups" in summary.failed_units
     assert not catalog_path(lay).exists() or result.path not in catalog_path(lay).read_text()
+
+
+def test_flow_results_are_persisted_and_published_as_artifacts(settings, lay, tmp_path):
+    """What a deployment's run found is visible in Prefect after the run: the result can be
+    read back from the API (persisted), and each flow publishes an artifact."""
+    from prefect.artifacts import Artifact
+    from prefect.client.orchestration import get_client
+
+    from memflow.flows.artifacts import artifact_key
+    from memflow.flows.dream import dream_flow
+    from memflow.flows.evaluate import evaluate_flow
+    from memflow.flows.index import index_flow
+    from memflow.flows.recall import recall_flow
+
+    ws = str(lay.root)
+    write_file(lay, "digest/wiki/pg.md", "Postgres listens on 5432.", name="Postgres")
+    assert index_flow(ws)["added"] == 1
+    state = recall_flow(ws, ["5432", "nothing-matches-this"], return_state=True)
+    with get_client(sync_client=True) as client:
+        stored = client.read_flow_run(state.state_details.flow_run_id).state
+    first, empty = stored.result()  # read back from result storage, not from memory
+    assert first.results[0].path == "digest/wiki/pg.md" and empty.results == []
+
+    recall = Artifact.get(artifact_key("recall", ws))
+    assert recall.type == "table" and "digest/wiki/pg.md" in recall.data and "no results" in recall.data
+    index = Artifact.get(artifact_key("index", ws))
+    assert index.type == "table" and '"added": 1' in index.data
+
+    summary = dream_flow(ws, date="2026-09-01")
+    dream = Artifact.get(artifact_key("dream", ws))
+    assert dream.type == "markdown" and f"# Dream 2026-09-01: {summary.status}" in dream.data
+
+    out = tmp_path / "ev"
+    sample = lay.root.parents[0] / "sample.json"
+    from memflow.tasks.evaluate.analytics import sample_data
+
+    sample.write_bytes(sample_data().read_bytes())
+    result = evaluate_flow(str(sample), str(out), ks=[1, 5], budgets=[500])
+    evaluation = Artifact.get(artifact_key("evaluate", str(out)))
+    assert evaluation.type == "table" and "budget_recall_any@500" in evaluation.data
+    assert f'"memflow": {result["recall_any"]["5"]}' in evaluation.data
+
+
+def test_artifact_keys_are_valid_and_tell_workspaces_apart(tmp_path):
+    import re
+
+    from memflow.flows.artifacts import artifact_key
+
+    a = artifact_key("index", str(tmp_path / "a" / "My Memory_2"))
+    b = artifact_key("index", str(tmp_path / "b" / "My Memory_2"))
+    assert re.fullmatch(r"[a-z0-9-]+", a) and a.startswith("index-my-memory-2-") and a != b

@@ -1,6 +1,6 @@
 import pytest
 
-from memflow.tasks.fusion import active_weights, rrf
+from memflow.tasks.recall.fusion import active_weights, rrf
 
 
 def test_weighted_rrf_matches_hand_computed_table():

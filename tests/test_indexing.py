@@ -4,14 +4,14 @@ import subprocess
 import sys
 
 import numpy as np
-
 from helpers import run_cli
-from memflow.tasks.fileops import write_file
-from memflow.tasks.indexing import keyword_dir, run_index, run_reindex
-from memflow.tasks.lock import workspace_lock
+
+from memflow.tasks.ground.fileops import write_file
+from memflow.tasks.ground.lock import workspace_lock
+from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.index.indexing import keyword_dir, run_index, run_reindex
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.lance import IndexStore
-from memflow.tasks.tokenize import tokenize
 
 
 def seed(lay, n=12):
@@ -125,7 +125,7 @@ def test_tables_hold_links_frontmatter_and_token_counts(settings, lay):
 def test_day_index_is_indexed_as_its_kind(settings, lay):
     from datetime import date
 
-    from memflow.tasks.dayindex import refresh_day_index
+    from memflow.tasks.capture.dayindex import refresh_day_index
 
     seed(lay, 2)
     refresh_day_index(lay, date(2026, 1, 1))
@@ -154,7 +154,7 @@ def test_cli_index_reports_modified_and_second_writer_gets_75(settings, lay):
 KILLER = """
 import os, signal, sys
 from memflow.schemas.settings import load_settings
-from memflow.tasks import indexing
+from memflow.tasks.index import indexing
 from memflow.tasks.stores.lance import IndexStore
 indexing.BATCH = 2
 real = IndexStore.put_files

@@ -1,6 +1,6 @@
 from memflow.schemas.notes import Link
-from memflow.tasks.markdown import blocks, parse_anchor, parse_links, rewrite_links
-from memflow.tasks.notes import parse_note, render_note
+from memflow.tasks.ground.markdown import blocks, parse_anchor, parse_links, rewrite_links
+from memflow.tasks.ground.notes import parse_note, render_note
 
 
 def test_wikilink_forms_parse_to_target_anchor_label_and_line():

@@ -1,8 +1,13 @@
 import pytest
 
-from memflow.tasks.locomo import parse_evidence
-from memflow.tasks.metrics import (
-    budget_cut, covered_turns, first_hit, link_turns, ndcg_at, recall_at,
+from memflow.tasks.evaluate.locomo import parse_evidence
+from memflow.tasks.evaluate.metrics import (
+    budget_cut,
+    covered_turns,
+    first_hit,
+    link_turns,
+    ndcg_at,
+    recall_at,
 )
 
 LOG = {"session/dialog/c-s1.jsonl": ["D1:1", "D1:2", "D1:3", "D1:4", "D1:5"]}

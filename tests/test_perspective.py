@@ -1,6 +1,6 @@
 import pytest
 
-from memflow.tasks.perspective import first_person
+from memflow.tasks.recall.perspective import first_person
 
 
 @pytest.mark.parametrize("query,expected", [

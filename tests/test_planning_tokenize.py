@@ -1,5 +1,6 @@
-from memflow.tasks.planning import CatalogFile, DiskFile, needs_hash, plan_index
-from memflow.tasks.tokenize import tokenize
+from memflow.schemas.tables import CatalogFile
+from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
 
 
 def cat(path, sha="s", pipeline="p", size=1, mtime=1):
@@ -57,3 +58,15 @@ def test_jieba_tokenizer_segments_words():
 
 def test_digits_next_to_chinese_do_not_swallow_the_han_run():
     assert {"汽车", "保养", "9"} <= set(tokenize("老李每个周二9点有汽车保养。"))
+
+
+def test_query_tokens_add_closed_compounds_of_adjacent_words():
+    from memflow.tasks.ground.tokenize import query_tokens, tokenize
+
+    tokens = query_tokens("How do I roll back a deploy? Log in, then check out.")
+    assert tokens[: len(tokenize("How do I roll back a deploy? Log in, then check out."))] == \
+        tokenize("How do I roll back a deploy? Log in, then check out.")
+    assert {"rollback", "login", "checkout"} <= set(tokens)
+    # no compound starts with a stopword, none spans punctuation, Chinese gets none
+    assert "doi" not in tokens and "deploylog" not in tokens and "howdo" not in tokens
+    assert query_tokens("回滚 部署") == tokenize("回滚 部署")

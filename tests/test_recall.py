@@ -3,13 +3,13 @@ import logging
 from datetime import date
 
 import pytest
-
 from helpers import run_cli
+
 from memflow.schemas.recall import Filters
-from memflow.tasks.dayindex import refresh_day_index
-from memflow.tasks.fileops import write_file
-from memflow.tasks.indexing import run_index
-from memflow.tasks.recall import search
+from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.ground.fileops import write_file
+from memflow.tasks.index.indexing import run_index
+from memflow.tasks.recall.hybrid import search
 
 DISTRACTORS = [
     "The quarterly budget review is scheduled for Thursday afternoon.",
@@ -196,3 +196,14 @@ def test_links_follow_edits_and_an_older_snapshot_is_rebuilt(corpus, lay):
     assert res.returncode == 1 and "format 1" in res.stderr and "memflow -w" in res.stderr
     assert run_index(corpus).keyword_rebuilt  # no file changed, the old snapshot is replaced
     assert search(corpus, "rides", limit=1, filters=Filters(layer="digest")).results[0].links
+
+
+def test_demo_query_for_rolling_back_a_deploy_finds_the_rollback_procedure(tmp_path):
+    """The demo's own query: "roll back" in the question meets `rollback` in the note; before,
+    the team-size node (which says "deploy" four times) came first."""
+    import memflow
+
+    root = memflow.demo(tmp_path / "demo", out=lambda *a: None)
+    response = memflow.search("how to roll back a deploy", root, limit=3)
+    assert "deploy/rollback.sh" in response.results[0].text
+    assert "engineers" not in response.results[0].text

@@ -2,15 +2,15 @@
 
 import pytest
 
-from memflow.tasks.indexing import run_index
-from memflow.tasks.recall import search
-from memflow.tasks.regression_data import generate, write_notes
+from memflow.tasks.evaluate.regression_data import generate, write_notes
+from memflow.tasks.index.indexing import run_index
+from memflow.tasks.recall.hybrid import search
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     from memflow.schemas.settings import load_settings
-    from memflow.tasks.workspace import init_workspace, layout
+    from memflow.tasks.ground.workspace import init_workspace, layout
 
     settings = load_settings(tmp_path_factory.mktemp("zh-en") / "ws")
     lay = layout(settings)

@@ -2,10 +2,11 @@ import logging
 from datetime import date
 
 from helpers import run_cli
-from memflow.tasks.capture import today
-from memflow.tasks.events import read_events
-from memflow.tasks.notes import parse_note
-from memflow.tasks.resources import auto_resource
+
+from memflow.tasks.capture.resources import auto_resource
+from memflow.tasks.ground.events import read_events
+from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.workspace import today
 
 
 def put(lay, rel, data):
@@ -75,7 +76,7 @@ def test_invalid_utf8_policy(settings, lay):
 
 
 def test_failed_note_write_does_not_advance_the_catalog(settings, lay, monkeypatch):
-    from memflow.tasks import resources
+    from memflow.tasks.capture import resources
 
     put(lay, "resource/2026-02-03/x.md", "content\n")
 

@@ -2,18 +2,17 @@ import logging
 
 import numpy as np
 import pytest
-
-from memflow.tasks.indexing import run_index
-from memflow.tasks.llm import chat
-from memflow.tasks.presenting import MEMORY_SEARCH_TOOL
-from memflow.schemas.recall import Filters
-from memflow.tasks.recall import open_index, search, vector_branch
-from memflow.tasks.vectors import embedding_input
-from memflow.tasks.stores.lance import IndexStore
-from memflow.tasks.vectors import EmbeddingHealthError
-from memflow.api import auto_memory_search
 from fakemodel import hashed_embedding
 from test_recall import build_corpus
+
+from memflow.api import auto_memory_search
+from memflow.schemas.recall import Filters
+from memflow.tasks.ground.llm import chat
+from memflow.tasks.index.indexing import run_index
+from memflow.tasks.index.vectors import EmbeddingHealthError, embedding_input
+from memflow.tasks.recall.hybrid import open_index, search, vector_branch
+from memflow.tasks.recall.presenting import MEMORY_SEARCH_TOOL
+from memflow.tasks.stores.lance import IndexStore
 
 
 def test_embeddings_backfill_without_rechunking_and_fuse(model_settings, lay, caplog):
@@ -107,7 +106,7 @@ def test_auto_memory_search_messages_are_accepted_by_the_model(settings, lay, fa
 
 
 def test_loopback_model_rejects_an_unanswered_tool_call(model_settings, fake_model):
-    from memflow.tasks.llm import ModelCallError
+    from memflow.tasks.ground.llm import ModelCallError
 
     bad = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "memory_search", "arguments": "{}"}}]}]
@@ -151,7 +150,7 @@ def test_local_model_finds_the_paraphrase_bm25_misses(settings, lay):
 
 
 def test_chunks_without_vectors_are_said_at_search(model_settings, lay, caplog):
-    from memflow.tasks.indexing import rebuild_keyword
+    from memflow.tasks.index.indexing import rebuild_keyword
 
     build_corpus(lay)
     run_index(model_settings)

@@ -1,12 +1,17 @@
-import os
 from datetime import date
-from pathlib import Path
 
 import pytest
 
 from memflow.schemas.settings import load_settings
-from memflow.tasks.workspace import (
-    PathError, check_session_id, date_of, init_workspace, is_day_index, kind_of, layout, safe_path,
+from memflow.tasks.ground.workspace import (
+    PathError,
+    check_session_id,
+    date_of,
+    init_workspace,
+    is_day_index,
+    kind_of,
+    layout,
+    safe_path,
 )
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from memflow.schemas.tables import CHUNKS, FILES, LINKS, vectors_schema
-from memflow.tasks.planning import CatalogFile
+from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, vectors_schema
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 _IN_BATCH = 500  # values per `IN (...)` predicate
@@ -38,6 +37,21 @@ def vectors_table_name(model: str, dims: int) -> str:
     import hashlib
 
     return f"vectors_{hashlib.sha256(f'{model}|{dims}'.encode()).hexdigest()[:12]}"
+
+
+def read_tables(folder: Path, columns: dict[str, list[str]]) -> dict[str, pa.Table]:
+    """Read-only: the named tables' columns, without creating anything (analytics reads a
+    workspace it must not change). A missing index is a LookupError, not empty tables."""
+    import lancedb
+
+    if not folder.is_dir():
+        raise LookupError(f"no index at {folder}: run memflow index first")
+    db = lancedb.connect(str(folder))
+    present = set(db.table_names())
+    missing = sorted(set(columns) - present)
+    if missing:
+        raise LookupError(f"index at {folder} has no table {', '.join(missing)}: run memflow index")
+    return {name: _columns(db.open_table(name), cols) for name, cols in columns.items()}
 
 
 class IndexStore:

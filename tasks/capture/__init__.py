@@ -1,0 +1,22 @@
+"""Stage 1, capture: conversations and resources become daily notes.
+
+Entry points: `auto_memory` (a conversation -> session log + daily notes), `auto_resource`
+(files under resource/ -> daily notes), the model writers `model_writer`, `write_with_model`,
+`read_with_model` (without a chat model the offline extractive writer is used), and for agent
+hosts `next_turn`/`TurnState` (when to flush). The session log's read side (`log_path`,
+`read_log`, `message_text`) and `salient_terms` are public for recall, dream and evaluation.
+"""
+
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.capture.extractive import salient_terms
+from memflow.tasks.capture.model_writer import (
+           model_writer,
+           read_with_model,
+           write_with_model,
+)
+from memflow.tasks.capture.resources import auto_resource
+from memflow.tasks.capture.sessionlog import log_path, message_text, read_log
+from memflow.tasks.capture.turns import TurnState, next_turn
+
+__all__ = ["auto_memory", "auto_resource", "model_writer", "write_with_model", "read_with_model",
+           "next_turn", "TurnState", "log_path", "read_log", "message_text", "salient_terms"]

@@ -1,0 +1,186 @@
+"""Stage 1, capture: conversations become daily notes (auto_memory).
+
+The session log is written first, so evidence is never lost even when a writer fails. For each
+date the call touches, the note of that session and date is found by frontmatter, rewritten
+inside its `<!-- memory:auto -->` markers (text outside them is the person's and is kept), renamed
+when its name changes (links rewritten), and the day index is refreshed. The caller holds the
+workspace lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from datetime import date
+
+from memflow.schemas.capture import (
+    AutoMemoryResult,
+    DayNoteResult,
+    Item,
+    StructuredNote,
+)
+from memflow.schemas.settings import Settings
+from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.capture.extractive import write_extractive
+from memflow.tasks.capture.sessionlog import append_messages, date_lines, log_path
+from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.fileops import move_file
+from memflow.tasks.ground.notes import parse_note, render_note
+from memflow.tasks.ground.workspace import (
+    Layout,
+    check_session_id,
+    layout,
+    slugify,
+    today,
+    unique_path,
+)
+from memflow.tasks.stores.files import (
+    atomic_write_json,
+    atomic_write_text,
+    read_json,
+    read_text,
+)
+
+log = logging.getLogger("memflow.capture")
+AUTO_START, AUTO_END = "<!-- memory:auto -->", "<!-- /memory:auto -->"
+_AUTO_RE = re.compile(re.escape(AUTO_START) + r".*?" + re.escape(AUTO_END), re.DOTALL)
+SECTIONS = (("facts", "Facts"), ("decisions", "Decisions"), ("open_items", "Open items"),
+            ("reflections", "Reflections"))
+
+# A writer turns (log, lines of one date, hint, existing note text or "") into a StructuredNote.
+Writer = Callable[[list[dict], list[int], str, str, str], StructuredNote]
+
+
+def offline_writer(log_: list[dict], lines: list[int], hint: str, existing: str, source: str) -> StructuredNote:
+    # Re-reads every line of the day, so an update merges by construction.
+    return write_extractive(log_, lines, hint)
+
+
+def find_note(lay: Layout, session_id: str, day: date) -> str | None:
+    folder = lay.root / lay.daily / day.isoformat()
+    source = f"[[{log_path(lay, session_id)}]]"
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        meta = parse_note(path.name, read_text(path)).metadata
+        if meta.get("session_id") == session_id or meta.get("source_conversation") == source:
+            return path.relative_to(lay.root).as_posix()
+    return None
+
+
+def render_auto(note: StructuredNote, source: str) -> str:
+    """The system-written block; every item line ends with its provenance link."""
+    lines = [AUTO_START, f"# {note.name}", ""]
+    for key, title in SECTIONS:
+        items: list[Item] = getattr(note, key)
+        if not items:
+            continue
+        lines += [f"## {title}", ""]
+        lines += [f"- {item.who + ': ' if item.who else ''}{' '.join(item.text.split())} "
+                  f"[[{source}#{anchor(item.lines)}]]" for item in items]
+        lines.append("")
+    lines.append(AUTO_END)
+    return "\n".join(lines)
+
+
+def anchor(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] -> `L3-L5,L9`."""
+    ranges: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if ranges and n == ranges[-1][1] + 1:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ",".join(f"L{a}" if a == b else f"L{a}-L{b}" for a, b in ranges)
+
+
+def check_citations(note: StructuredNote, allowed: list[int]) -> None:
+    """Every item must cite lines of this session and date."""
+    ok = set(allowed)
+    for key, _ in SECTIONS:
+        for item in getattr(note, key):
+            if not set(item.lines) <= ok:
+                raise ValueError(f"item cites lines {item.lines} outside {anchor(allowed)}: {item.text[:60]}")
+
+
+def write_day_note(lay: Layout, session_id: str, day: date, note: StructuredNote,
+                   lines: list[int]) -> tuple[str, bool, bool]:
+    """Create or update the session's note for `day`; returns (path, created, modified)."""
+    source = log_path(lay, session_id)
+    block = render_auto(note, source)
+    folder = f"{lay.daily}/{day.isoformat()}"
+    current = find_note(lay, session_id, day)
+    meta = {"name": note.name, "description": note.description, "session_id": session_id,
+            "source_conversation": f"[[{source}]]"}
+    if current is None:
+        rel = unique_path(lay, folder, slugify(note.name))
+        atomic_write_text(lay.root / rel, render_note(meta, f"\n{block}\n"))
+        return rel, True, False
+    old_text = read_text(lay.root / current)
+    parsed = parse_note(current, old_text)
+    body = _AUTO_RE.sub(lambda _m: block, parsed.body, count=1) if _AUTO_RE.search(parsed.body) \
+        else f"\n{block}\n{parsed.body}"
+    new_text = render_note({**parsed.metadata, **meta}, body)
+    rel = current
+    wanted = unique_path(lay, folder, slugify(note.name), current=current)
+    if wanted != current:
+        move_file(lay, current, wanted)  # rewrites inbound links
+        rel = wanted
+    changed = new_text != old_text
+    if changed:
+        atomic_write_text(lay.root / rel, new_text)
+    return rel, False, changed or rel != current
+
+
+def _state_path(lay: Layout, session_id: str):
+    return lay.state_dir / "capture" / f"{session_id}.json"
+
+
+def _advance(lay: Layout, session_id: str, done: dict, day: date, lines: list[int]) -> None:
+    done[day.isoformat()] = max(lines)
+    atomic_write_json(_state_path(lay, session_id), done)
+
+
+def auto_memory(settings: Settings, messages: list[dict], session_id: str, memory_hint: str = "",
+                day: date | None = None, writer: Writer | None = None) -> AutoMemoryResult:
+    """Conversation -> session log + one daily note per date touched; returns what changed."""
+    lay = layout(settings)
+    check_session_id(session_id)
+    if not isinstance(messages, list):
+        raise ValueError("messages must be a list of {role, content, timestamp?, id?} objects")
+    write = writer or offline_writer
+    full_log, new_lines = append_messages(lay, session_id, messages)
+    source = log_path(lay, session_id)
+    result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
+                              new_messages=len(new_lines))
+    by_day = date_lines(full_log, settings.timezone, day, today(settings))
+    done = read_json(_state_path(lay, session_id), {})
+    # A date is (re)written when it has lines past its watermark: new messages, or a writer
+    # that failed last time (the log was kept, the watermark not advanced).
+    touched = [d for d, lines in by_day.items() if max(lines) > done.get(d.isoformat(), 0)]
+    changed_paths: list[str] = []
+    for note_day in sorted(touched):
+        lines = by_day[note_day]
+        existing = find_note(lay, session_id, note_day)
+        existing_text = read_text(lay.root / existing) if existing else ""
+        note = write(full_log, lines, memory_hint, existing_text, source)
+        if not note.keep:
+            result.notes.append(DayNoteResult(date=note_day, path=existing, created=False,
+                                              modified=False, n_messages=len(lines), index=None))
+            _advance(lay, session_id, done, note_day, lines)
+            continue
+        check_citations(note, lines)
+        rel, created, modified = write_day_note(lay, session_id, note_day, note, lines)
+        index = refresh_day_index(lay, note_day)
+        _advance(lay, session_id, done, note_day, lines)
+        if created or modified:
+            changed_paths += [rel, index] if index else [rel]
+        result.notes.append(DayNoteResult(date=note_day, path=rel, created=created,
+                                          modified=modified, n_messages=len(lines), index=index))
+    if result.notes:
+        last = result.notes[-1]
+        result.date, result.path, result.created = last.date, last.path, last.created
+        result.modified, result.n_messages, result.index = last.modified, last.n_messages, last.index
+    summary = ", ".join(f"{n.path} ({'created' if n.created else 'updated'})"
+                        for n in result.notes if n.created or n.modified)
+    append_event(lay, "auto_memory", changed_paths, summary or "no change")
+    return result

@@ -1,0 +1,139 @@
+"""Stage 1b, auto_resource: files under resource/ become daily notes.
+
+Files directly in resource/ belong to today; files under resource/YYYY-MM-DD/... (any depth) to
+that date. Added or modified files get (or update) their note with `source_resource`; a deleted
+file loses only the note generated for it. The catalog advances only after a note is written, so
+a file that failed is tried again next time. The caller holds the workspace lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Callable
+from datetime import date
+
+from memflow.schemas.capture import ResourceResult
+from memflow.schemas.settings import Settings
+from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.notes import render_note
+from memflow.tasks.ground.workspace import (
+    Layout,
+    date_of,
+    layout,
+    slugify,
+    today,
+    unique_path,
+)
+from memflow.tasks.stores.files import (
+    atomic_write_json,
+    atomic_write_text,
+    decode,
+    read_json,
+)
+
+log = logging.getLogger("memflow.resources")
+SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".html")
+CATALOG = "resource_catalog.json"
+CARD_LINES = 12
+
+# A reader turns (resource path, text, truncated?) into (description, card body lines).
+Reader = Callable[[str, str, bool], tuple[str, str]]
+
+
+def resource_date(lay: Layout, rel: str, fallback: date) -> date:
+    inner = rel.removeprefix(f"{lay.resource}/")
+    first = inner.split("/", 1)[0]
+    if "/" in inner and re.fullmatch(r"\d{4}-\d{2}-\d{2}", first):
+        return date_of(first) or fallback
+    return fallback
+
+
+def extractive_card(rel: str, text: str, truncated: bool) -> tuple[str, str]:
+    """Offline reading: the first informative lines, each linked to its line in the file."""
+    picked = []
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip().lstrip("#").strip()
+        if len(stripped) < 3 or re.fullmatch(r"[-=*_#|:` ]+", stripped):
+            continue
+        picked.append(f"- {stripped[:200]} [[{rel}#L{number}]]")
+        if len(picked) >= CARD_LINES:
+            break
+    first = next((p[2:].split(" [[")[0] for p in picked), "")
+    description = f"{rel.rsplit('/', 1)[-1]}: {first[:150]}"
+    if truncated:
+        picked.append(f"- (read in part: the file is larger than the size limit) [[{rel}]]")
+    return description, "\n".join(picked)
+
+
+def scan_resources(lay: Layout) -> tuple[dict[str, str], list[str]]:
+    """(path -> sha256 for files of known suffix, skipped paths)."""
+    found, skipped = {}, []
+    base = lay.root / lay.resource
+    for path in sorted(base.rglob("*")) if base.is_dir() else []:
+        if not path.is_file() or any(p.startswith(".") for p in path.relative_to(base).parts):
+            continue
+        rel = path.relative_to(lay.root).as_posix()
+        if path.suffix.lower() not in SUFFIXES:
+            log.info("skipping %s: suffix %r is not one of %s", rel, path.suffix, ", ".join(SUFFIXES))
+            skipped.append(rel)
+            continue
+        found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found, skipped
+
+
+def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, reader: Reader,
+                        current: str | None) -> str:
+    data = (lay.root / rel).read_bytes()
+    truncated = len(data) > settings.resource_max_bytes
+    text = decode(data[: settings.resource_max_bytes], settings.decode_errors, rel)
+    description, card = reader(rel, text, truncated)
+    name = rel.rsplit("/", 1)[-1]
+    folder = f"{lay.daily}/{day.isoformat()}"
+    target = current or unique_path(lay, folder, "resource-" + slugify(name))
+    meta = {"name": name, "description": description, "source_resource": f"[[{rel}]]"}
+    atomic_write_text(lay.root / target, render_note(meta, f"\n# {name}\n\n{card}\n"))
+    return target
+
+
+def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceResult:
+    lay = layout(settings)
+    read = reader or extractive_card
+    catalog_path = lay.state_dir / CATALOG
+    catalog: dict[str, dict] = read_json(catalog_path, {})
+    found, skipped = scan_resources(lay)
+    result = ResourceResult(skipped=skipped)
+    days: set[date] = set()
+    for rel, sha in found.items():
+        known = catalog.get(rel)
+        if known and known["sha256"] == sha and (lay.root / known["note"]).exists():
+            continue
+        day = resource_date(lay, rel, today(settings))
+        try:
+            note = write_resource_note(lay, settings, rel, day, read, known and known["note"])
+        except (ValueError, OSError) as exc:
+            log.error("resource %s failed: %s", rel, exc)
+            result.failed[rel] = str(exc)
+            continue
+        (result.updated if known else result.created).append(note)
+        catalog[rel] = {"sha256": sha, "note": note}
+        atomic_write_json(catalog_path, catalog)  # after the note: a failure is retried
+        days.add(day)
+    for rel in sorted(set(catalog) - set(found)):
+        note = catalog[rel]["note"]
+        if (lay.root / note).exists():
+            (lay.root / note).unlink()  # the generated note only; the resource is already gone
+            result.removed.append(note)
+            day = date_of(note)
+            if day:
+                days.add(day)
+        del catalog[rel]
+        atomic_write_json(catalog_path, catalog)
+    indexes = [refresh_day_index(lay, d) for d in sorted(days)]
+    changed = result.created + result.updated + result.removed + [i for i in indexes if i]
+    append_event(lay, "auto_resource", changed,
+                 f"created {len(result.created)}, updated {len(result.updated)}, "
+                 f"removed {len(result.removed)}")
+    return result

@@ -1,0 +1,139 @@
+"""Session logs: `session/dialog/<session_id>.jsonl`, one cleaned message per line.
+
+Before saving, whole `tool` messages, tool-result content blocks (OpenAI and Anthropic shapes)
+and base64 data blocks (images, files, audio) are removed, so recalled memories and media never
+count as new evidence. Messages are de-duplicated by `id`, or by a hash of role, timestamp and
+content when they have none. Lines are only ever appended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
+
+from memflow.tasks.ground.workspace import Layout, check_session_id
+from memflow.tasks.stores.files import append_line
+
+TOOL_RESULT_TYPES = {"tool_result", "function_call_output", "tool_call_output", "computer_call_output"}
+MEDIA_TYPES = {"image", "image_url", "input_image", "file", "input_file", "document", "audio",
+               "input_audio"}
+
+
+def log_path(lay: Layout, session_id: str) -> str:
+    return f"{lay.session}/dialog/{check_session_id(session_id)}.jsonl"
+
+
+def _is_data_block(block: dict) -> bool:
+    kind = block.get("type", "")
+    if kind in MEDIA_TYPES:
+        return True
+    blob = json.dumps(block, ensure_ascii=False)
+    return "base64" in blob and ("data:" in blob or '"source"' in blob)
+
+
+def clean_message(message: dict) -> dict | None:
+    """A message fit for the log, or None when nothing of it is evidence."""
+    if not isinstance(message, dict) or message.get("role") in (None, "tool", "function"):
+        return None
+    cleaned = {k: v for k, v in message.items() if k not in {"tool_calls", "function_call"}}
+    content = message.get("content")
+    if isinstance(content, list):
+        kept, omitted = [], []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in TOOL_RESULT_TYPES:
+                omitted.append(block.get("type"))
+            elif isinstance(block, dict) and _is_data_block(block):
+                omitted.append(block.get("type", "data"))
+            else:
+                kept.append(block)
+        cleaned["content"] = kept
+        if omitted:
+            cleaned["omitted"] = omitted
+    if not message_text(cleaned).strip():
+        return None
+    return cleaned
+
+
+def message_text(message: dict) -> str:
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "\n".join(parts)
+
+
+def message_key(message: dict) -> str:
+    if message.get("id") not in (None, ""):
+        return f"id:{message['id']}"
+    blob = json.dumps([message.get("role"), message.get("timestamp"), message.get("content")],
+                      ensure_ascii=False, sort_keys=True, default=str)
+    return "sha:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+def read_log(lay: Layout, session_id: str) -> list[dict]:
+    """Every logged message, in order; line N of the file is element N-1."""
+    path = lay.root / log_path(lay, session_id)
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def append_messages(lay: Layout, session_id: str, messages: list[dict]) -> tuple[list[dict], list[int]]:
+    """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones)."""
+    log = read_log(lay, session_id)
+    seen = {message_key(m) for m in log}
+    path = lay.root / log_path(lay, session_id)
+    new_lines = []
+    for message in messages:
+        cleaned = clean_message(message)
+        if cleaned is None or message_key(cleaned) in seen:
+            continue
+        seen.add(message_key(cleaned))
+        append_line(path, json.dumps(cleaned, ensure_ascii=False, default=str))
+        log.append(cleaned)
+        new_lines.append(len(log))
+    return log, new_lines
+
+
+def message_date(message: dict, tz: str) -> date | None:
+    """Date of a message's timestamp (ISO string or epoch seconds) in the workspace timezone."""
+    stamp = message.get("timestamp") or message.get("time") or message.get("created_at")
+    if stamp in (None, ""):
+        return None
+    try:
+        if isinstance(stamp, (int, float)):
+            moment = datetime.fromtimestamp(stamp / 1000 if stamp > 1e11 else stamp, timezone.utc)
+        else:
+            moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=ZoneInfo(tz))
+    except (ValueError, OverflowError, OSError):
+        return None
+    return moment.astimezone(ZoneInfo(tz)).date()
+
+
+def date_lines(log: list[dict], tz: str, explicit: date | None, today: date,
+               lines: list[int] | None = None) -> dict[date, list[int]]:
+    """Group log lines (all, or `lines`) by note date: explicit date, else the message's own
+    timestamp, else the previous timestamped message's date, else today."""
+    groups: dict[date, list[int]] = {}
+    current = None
+    wanted = set(lines) if lines is not None else None
+    for number, message in enumerate(log, 1):
+        stamp = message_date(message, tz)
+        current = stamp or current
+        if wanted is not None and number not in wanted:
+            continue
+        day = explicit or current or today
+        groups.setdefault(day, []).append(number)
+    return groups

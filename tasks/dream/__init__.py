@@ -1,0 +1,25 @@
+"""Stage 3, consolidate ("dream"): new daily notes -> digest nodes, reversible, plus topics.
+
+Entry points: `run_dream` (the whole run), its stages `extract_stage`, `integrate_stage`,
+`topics_stage`, `finish_stage` (the Prefect flow runs them as tasks), the model deciders
+`extract_with_model`, `decide_with_model`, runs and rollback (`list_runs`, `rollback`,
+`catalog_path`), the chosen interest topics (`proactive`) and a run as Markdown
+(`summary_markdown`).
+"""
+
+from memflow.tasks.dream.dream_runs import list_runs, rollback
+from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
+from memflow.tasks.dream.nightly import (
+    catalog_path,
+    extract_stage,
+    finish_stage,
+    integrate_stage,
+    proactive,
+    run_dream,
+    summary_markdown,
+    topics_stage,
+)
+
+__all__ = ["run_dream", "extract_stage", "integrate_stage", "topics_stage", "finish_stage",
+           "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
+           "proactive", "summary_markdown"]

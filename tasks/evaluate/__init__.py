@@ -1,0 +1,13 @@
+"""Evaluation: LoCoMo retrieval (and optional QA) against a raw-turn BM25 baseline, the
+Chinese/English regression set, and read-only analytics for the notebooks.
+
+Entry points: `run_evaluation` (a LoCoMo file -> questions.parquet + summary.json) and
+`evaluate_sample` (one sample; the Prefect flow runs one task per sample); `metrics_table`
+(summary.json as rows against the baseline). It calls only the
+public functions of the other stages.
+"""
+
+from memflow.tasks.evaluate.eval_report import metrics_table
+from memflow.tasks.evaluate.locomo_eval import evaluate_sample, run_evaluation
+
+__all__ = ["run_evaluation", "evaluate_sample", "metrics_table"]

@@ -1,0 +1,212 @@
+"""LoCoMo retrieval evaluation: per sample, a fresh workspace; capture every session, index,
+optionally dream, then search every question and score coverage of the evidence turns, beside a
+raw-turn BM25 baseline computed on the same questions."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from memflow.schemas.settings import Settings
+from memflow.tasks.capture import auto_memory, log_path, message_text, read_log
+from memflow.tasks.evaluate.locomo import (
+    parse_evidence,
+    session_id,
+    session_messages,
+    session_numbers,
+)
+from memflow.tasks.evaluate.metrics import (
+    budget_cut,
+    covered_turns,
+    first_hit,
+    ndcg_at,
+    normalise,
+    recall_at,
+    session_of,
+)
+from memflow.tasks.ground.tokens import count_tokens, truncate_tokens
+from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
+from memflow.tasks.index import run_index
+from memflow.tasks.recall import render_compact, search
+
+
+def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) -> dict:
+    """Capture, index and optionally dream one sample; returns {session log path: turn ids}."""
+    lay = layout(settings)
+    if lay.root.exists():
+        shutil.rmtree(lay.root)
+    init_workspace(lay)
+    logs = {}
+    last = None
+    for number in session_numbers(sample["conversation"]):
+        sid = session_id(sample, number)
+        result = auto_memory(settings, session_messages(sample, number), sid, writer=writer)
+        logs[log_path(lay, sid)] = [m.get("id", "") for m in read_log(lay, sid)]
+        last = max(filter(None, [last, result.date]), default=None)
+    run_index(settings)
+    if dream and last:
+        from memflow.tasks.dream import run_dream
+
+        run_dream(settings, last, max_units=100_000, max_notes=100_000)
+    return logs
+
+
+def note_reader(root: Path) -> Callable[[str, str], str]:
+    from memflow.tasks.ground.markdown import parse_anchor
+
+    @lru_cache(maxsize=4096)
+    def lines_of(path: str) -> tuple[str, ...]:
+        try:
+            return tuple(safe_path(root, path).read_text(encoding="utf-8", errors="replace").split("\n"))
+        except (OSError, ValueError):
+            return ()
+
+    def follow(path: str, anchor: str) -> str:
+        lines = lines_of(path)
+        return "\n".join(line for a, b in parse_anchor(anchor) for line in lines[a - 1:b])
+    return follow
+
+
+QA_BUDGET = 1000  # tokens of context given to the answering model
+
+
+def cited_sessions(text: str, logs: dict[str, list[str]]) -> set[str]:
+    """Sessions whose log a shown result links to (any span)."""
+    from memflow.tasks.ground.markdown import parse_links
+
+    return {session_of(logs[l.target][0]) for l in parse_links(text) if logs.get(l.target)}
+
+
+class Baseline:
+    """bm25s over raw turns (lucene, k1 1.5, b 0.75, PyStemmer English stemming, English
+    stopwords), one document per turn: `<speaker>: <text> <blip_caption>`."""
+
+    def __init__(self, sample: dict):
+        from memflow.tasks.stores.keyword import stemmed_english_search
+
+        self.ids, self.texts = [], []
+        conversation = sample["conversation"]
+        for number in session_numbers(conversation):
+            for turn in conversation[f"session_{number}"]:
+                self.ids.append(turn["dia_id"])
+                caption = turn.get("blip_caption") or ""
+                self.texts.append(f"{turn['speaker']}: {turn.get('text', '')} {caption}".strip())
+        self.search = stemmed_english_search(self.texts)
+
+
+def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[int],
+          budgets: list[int], recover: Callable[[int, str], set[str]],
+          sessions: list[set[str]]) -> dict:
+    """Metrics of one ranked list for one question; `recover(i, text)` is the coverage of the
+    i-th result when the budget cut its text; `sessions` are the sessions each result cites."""
+    out: dict = {"first_hit": first_hit(cover, evidence), "ndcg10": ndcg_at(cover, evidence, 10)}
+    wanted = {session_of(t) for t in evidence}
+    for k in ks:
+        out[f"any@{k}"], out[f"all@{k}"] = recall_at(cover, evidence, k)
+        out[f"session@{k}"] = float(bool(wanted & set().union(*sessions[:k]))) if sessions[:k] else 0.0
+    for budget in budgets:
+        kept, used = budget_cut(shown, budget, count_tokens, truncate_tokens)
+        cut_cover = [cover[i] if text == shown[i] else recover(i, text) for i, text in enumerate(kept)]
+        out[f"budget_any@{budget}"], out[f"budget_all@{budget}"] = recall_at(cut_cover, evidence, len(kept))
+        out[f"tokens@{budget}"] = used
+    return out
+
+
+def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: list[int],
+                    dream: bool = False, writer=None, progress=None) -> list[dict]:
+    """One row per question of `sample`."""
+    logs = build_workspace(sample, settings, dream, writer)
+    lay = layout(settings)
+    turns = {}
+    for path, ids in logs.items():
+        log = read_log(lay, Path(path).stem)
+        turns.update({m.get("id"): normalise(message_text(m)) for m in log if m.get("id")})
+    follow = note_reader(lay.root)
+    baseline = Baseline(sample)
+    limit = max(max(ks), 30)
+    rows = []
+    for q in sample["qa"]:
+        ids, malformed = parse_evidence(q.get("evidence", []))
+        evidence = {i for i in ids if i in turns}
+        row = {"sample": sample["sample_id"], "question": q["question"],
+               "category": int(q.get("category", 0)), "evidence": ids, "malformed": malformed,
+               "dangling": len(set(ids) - evidence)}
+        response = search(settings, q["question"], limit=limit, link_limit=10, with_watermark=False)
+        shown = [render_compact(r) for r in response.results]
+
+        def cover_of(text: str) -> set[str]:
+            return covered_turns(text, turns, logs, follow)
+
+        cover = [cover_of(t) for t in shown]
+        row["ranked_paths"] = [r.path for r in response.results]
+        row["covered"] = sorted(set().union(*cover)) if cover else []
+        if evidence:
+            sessions = [cited_sessions(t, logs) | {session_of(c) for c in cov}
+                        for t, cov in zip(shown, cover)]
+            row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions))
+            hits = baseline.search(q["question"], limit)
+            b_shown = [baseline.texts[i] for i in hits]
+            b_cover = [{baseline.ids[i]} for i in hits]
+            # a raw turn cut by the budget no longer contains its whole text: it covers nothing
+            b_scores = score(b_cover, b_shown, evidence, ks, budgets, lambda i, t: set(),
+                             [{session_of(baseline.ids[i])} for i in hits])
+            row.update({f"baseline_{k}": v for k, v in b_scores.items()})
+        if settings.chat_model:
+            from memflow.tasks.evaluate.qa_eval import answer_and_grade
+
+            context, _ = budget_cut(shown, QA_BUDGET, count_tokens, truncate_tokens)
+            gold = str(q.get("answer", q.get("adversarial_answer", "")))
+            row["qa_answer"], row["qa_correct"] = answer_and_grade(
+                settings, q["question"], "\n\n".join(context), gold)
+        rows.append(row)
+        if progress:
+            progress(1)
+    return rows
+
+
+def run_evaluation(data_path: Path, out: Path, settings: Settings, ks: list[int], budgets: list[int],
+                   dream: bool = False, samples: list[str] | None = None, progress=None,
+                   evaluate: Callable | None = None) -> dict:
+    """The whole evaluation: writes questions.parquet and summary.json under `out`."""
+    import json
+    import subprocess
+    import time
+
+    import polars as pl
+
+    from memflow.tasks.evaluate.eval_report import summarize
+    from memflow.tasks.stores.files import atomic_write_json
+
+    started = time.perf_counter()
+    data = json.loads(Path(data_path).read_text(encoding="utf-8"))
+    chosen = [s for s in data if not samples or s["sample_id"] in samples]
+    if samples and len(chosen) != len(samples):
+        missing = sorted(set(samples) - {s["sample_id"] for s in chosen})
+        raise ValueError(f"samples not in {data_path}: {', '.join(missing)}")
+    out.mkdir(parents=True, exist_ok=True)
+    run_one = evaluate or evaluate_sample
+    writer = None
+    if settings.chat_model:
+        from memflow.tasks.capture import model_writer
+
+        writer = model_writer(settings)
+    rows = []
+    for sample in chosen:
+        sample_settings = settings.model_copy(update={"workspace": out / "workspaces" / sample["sample_id"]})
+        rows.extend(run_one(sample, sample_settings, ks, budgets, dream, writer, progress))
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    frame.write_parquet(out / "questions.parquet")
+    summary = summarize(rows, ks, budgets)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).parent).stdout.strip()
+    summary["run"] = {
+        "data": str(data_path), "samples": [s["sample_id"] for s in chosen], "dream": dream,
+        "ks": ks, "budgets": budgets, "git_commit": commit or None,
+        "settings": json.loads(settings.model_dump_json(exclude={"workspace", "model_api_key"})),
+        "chat_model": settings.chat_model or None, "embedding_model": settings.embedding_model or None,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    atomic_write_json(out / "summary.json", summary)
+    return summary

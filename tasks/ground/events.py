@@ -1,0 +1,38 @@
+"""The inbox: one JSON line per job that changed files, in `metadata/state/inbox.jsonl`."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from memflow.tasks.ground.workspace import Layout
+from memflow.tasks.stores.files import append_line
+
+TITLES = {"auto_memory": "Auto-memory result", "auto_resource": "Auto-resource result",
+          "auto_dream": "Auto-dream result"}
+
+
+def append_event(lay: Layout, job: str, paths: list[str], summary: str) -> dict | None:
+    """Record an event; nothing is written when no path changed."""
+    if not paths:
+        return None
+    event = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "job": job,
+             "title": TITLES.get(job, job), "paths": sorted(set(paths)), "summary": summary}
+    append_line(lay.state_dir / "inbox.jsonl", json.dumps(event, ensure_ascii=False))
+    return event
+
+
+def read_events(lay: Layout, since: str | None = None) -> list[dict]:
+    path = lay.state_dir / "inbox.jsonl"
+    if not path.exists():
+        return []
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if since:
+        cutoff = _parse_time(since)
+        events = [e for e in events if _parse_time(e["time"]) >= cutoff]
+    return events
+
+
+def _parse_time(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

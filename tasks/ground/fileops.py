@@ -1,0 +1,177 @@
+"""File operations on a workspace: read, write, edit, move (rewriting inbound links), delete,
+frontmatter get/set. Plain functions behind both the CLI and the Python API.
+
+Rewrites keep bytes they do not touch: files are decoded with `surrogateescape` and CRLF line
+ends are kept, so a link rewrite never mangles invalid UTF-8 or line endings elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from memflow.tasks.ground.markdown import parse_links, rewrite_links
+from memflow.tasks.ground.notes import parse_note, render_note
+from memflow.tasks.ground.workspace import (
+    Layout,
+    PathError,
+    markdown_files,
+    rel_path,
+    safe_path,
+)
+from memflow.tasks.stores.files import (
+    DecodePolicy,
+    atomic_write_bytes,
+    atomic_write_text,
+    decode,
+)
+
+
+class EditError(ValueError):
+    """An edit whose old text does not match exactly once."""
+
+
+def _existing(lay: Layout, rel: str):
+    path = safe_path(lay.root, rel)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file in the workspace: {rel}")
+    return path
+
+
+def read_file(lay: Layout, rel: str, start: int | None = None, end: int | None = None,
+              policy: DecodePolicy = "replace") -> str:
+    """Lines start..end (1-based, inclusive) of a workspace file."""
+    path = _existing(lay, rel)
+    text = decode(path.read_bytes(), policy, rel)
+    if start is None and end is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    first = max(1, start or 1)
+    last = len(lines) if end is None else min(end, len(lines))
+    if first > last and lines:
+        raise ValueError(f"empty line range {first}-{last} (file has {len(lines)} lines)")
+    return "".join(lines[first - 1:last])
+
+
+def write_file(lay: Layout, rel: str, content: str, name: str | None = None,
+               description: str | None = None, meta: dict | None = None) -> str:
+    """Create or overwrite a file; name/description/meta go into its frontmatter."""
+    path = safe_path(lay.root, rel)
+    if path.is_dir():
+        raise IsADirectoryError(f"is a folder: {rel}")
+    extra = dict(meta or {})
+    if name is not None:
+        extra["name"] = name
+    if description is not None:
+        extra["description"] = description
+    if extra:
+        note = parse_note(rel, content)
+        if note.warning:
+            raise ValueError(f"{rel}: {note.warning}; fix it before adding frontmatter keys")
+        metadata = {**note.metadata}
+        for key in ("name", "description"):
+            if key in extra:
+                metadata[key] = extra.pop(key)
+        metadata.update(extra)
+        ordered = {k: metadata[k] for k in ("name", "description") if k in metadata}
+        ordered.update({k: v for k, v in metadata.items() if k not in ordered})
+        body = note.body if note.body.startswith("\n") or not note.body else "\n" + note.body
+        content = render_note(ordered, body)
+    atomic_write_text(path, content)
+    return rel_path(lay.root, path)
+
+
+def _raw(path) -> str:
+    return path.read_bytes().decode("utf-8", errors="surrogateescape")
+
+
+def _put_raw(path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8", errors="surrogateescape"))
+
+
+def edit_file(lay: Layout, rel: str, old: str, new: str) -> None:
+    """Replace the one occurrence of `old` with `new`; 0 or several matches is an error."""
+    path = _existing(lay, rel)
+    text = _raw(path)
+    count = text.count(old) if old else 0
+    if count != 1:
+        raise EditError(f"{rel}: old text matches {count} times (must match exactly once)")
+    _put_raw(path, text.replace(old, new, 1))
+
+
+def move_file(lay: Layout, src: str, dst: str) -> list[str]:
+    """Move src to dst and rewrite every inbound `[[src...]]`; returns the files rewritten."""
+    source = _existing(lay, src)
+    target = safe_path(lay.root, dst)
+    src_rel, dst_rel = rel_path(lay.root, source), target.relative_to(lay.root).as_posix()
+    if target.exists():
+        raise FileExistsError(f"target exists: {dst_rel}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+    rewritten = []
+    for rel in markdown_files(lay):
+        path = lay.root / rel
+        text = _raw(path)
+        if f"[[{src_rel}" not in text:
+            continue
+        new_text, count = rewrite_links(text, src_rel, dst_rel)
+        if count:
+            _put_raw(path, new_text)
+            rewritten.append(rel)
+    return rewritten
+
+
+def inbound_links(lay: Layout, rel: str) -> list[str]:
+    """Workspace Markdown files with a link to `rel`."""
+    found = []
+    for other in markdown_files(lay):
+        text = _raw(lay.root / other)
+        if f"[[{rel}" in text and any(link.target == rel for link in parse_links(text)):
+            found.append(other)
+    return found
+
+
+def delete_file(lay: Layout, rel: str) -> list[str]:
+    """Delete a file; returns the files that still link to it."""
+    path = _existing(lay, rel)
+    rel = rel_path(lay.root, path)
+    path.unlink()
+    return inbound_links(lay, rel)
+
+
+def fm_get(lay: Layout, rel: str, policy: DecodePolicy = "replace") -> dict:
+    note = parse_note(rel, decode(_existing(lay, rel).read_bytes(), policy, rel))
+    if note.warning:
+        raise ValueError(f"{rel}: {note.warning}")
+    return note.metadata
+
+
+def parse_assignments(pairs: list[str]) -> dict:
+    """`k=v` strings -> dict; values are YAML scalars (numbers, dates, booleans keep types)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected key=value, got {pair!r}")
+        out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+    return out
+
+
+def fm_set(lay: Layout, rel: str, values: dict) -> dict:
+    """Set frontmatter keys (others kept in order); returns the new frontmatter."""
+    path = _existing(lay, rel)
+    raw = _raw(path)
+    note = parse_note(rel, raw)
+    if note.warning:
+        raise ValueError(f"{rel}: {note.warning}")
+    metadata = {**note.metadata, **values}
+    text = render_note(metadata, note.body if note.metadata else "\n" + note.body)
+    if "\r\n" in raw:
+        text = text.replace("\n", "\r\n")
+    _put_raw(path, text)
+    return metadata
+
+
+__all__ = ["EditError", "PathError", "read_file", "write_file", "edit_file", "move_file",
+           "delete_file", "inbound_links", "fm_get", "fm_set", "parse_assignments"]

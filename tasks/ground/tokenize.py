@@ -1,0 +1,111 @@
+"""Keyword tokenizer shared by indexing and queries (pure; identical at both ends).
+
+English and other Latin text: lower-cased words, English stopwords dropped, Snowball stemming
+(PyStemmer). Identifiers stay findable whole and by their parts: `handleWebSocketReconnect` gives
+`handlewebsocketreconnect` plus `handl`, `web`, `socket`, `reconnect`; `ECONNREFUSED`, `P99`,
+`C` and `7` are kept (1-character tokens are not dropped). Chinese: character bigrams of every
+Han run (a lone character stays a unigram), or jieba words with `keyword_tokenizer="jieba"`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+TOKENIZER_VERSION = "2"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Han runs, or runs of other letters and digits (a Han character always ends such a run, so
+# `9点有汽车保养` gives `9` and the Han run `点有汽车保养`).
+_WORD_RE = re.compile(rf"[{_HAN}]+|[^\W_{_HAN}]+(?:_+[^\W_{_HAN}]+)*", re.UNICODE)
+_HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over
+own same she should so some such than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours yourself yourselves s t don
+的 了 和 是 在 我 有 也 就 都 而 及 与 着 或 一个 没有 我们 你们 他们 这 那 之 吗 呢 吧 啊
+""".split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def load_jieba():
+    import jieba
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+    return jieba
+
+
+@lru_cache(maxsize=8)
+def tokenizer_id(kind: str) -> str:
+    """Folder name of a keyword index built with this tokenizer: `<kind>-<fingerprint>`."""
+    digest = hashlib.sha256(f"{kind}|{TOKENIZER_VERSION}|{sorted(STOPWORDS)}".encode()).hexdigest()
+    return f"{kind}-{digest[:10]}"
+
+
+@lru_cache(maxsize=500_000)
+def _latin_tokens(word: str) -> tuple[str, ...]:
+    """One non-Han word -> stemmed tokens: the whole word, plus its parts when it is an
+    identifier (camelCase, snake_case, letters mixed with digits). Cached: words repeat."""
+    lower = word.lower()
+    split = "_" in word or (any(c.isupper() for c in word[1:]) and not word.isupper()) or (
+        any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+    out = [lower] if lower not in STOPWORDS else []
+    if split:
+        parts = [p.lower() for p in _CAMEL_RE.findall(word.replace("_", " "))]
+        out.extend(p for p in parts if p != lower and p not in STOPWORDS)
+    return tuple(_stemmer().stemWords(out)) if out else ()
+
+
+def _han_tokens(run: str, kind: str) -> list[str]:
+    if kind == "jieba":
+        return [w for w in load_jieba().cut_for_search(run) if w.strip() and w not in STOPWORDS]
+    if len(run) == 1:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def tokenize(text: str, kind: str = "bigram") -> list[str]:
+    """Text -> keyword tokens."""
+    han: list[str] = []
+    out: list[str] = []
+    for word in _WORD_RE.findall(text):
+        if _HAN_RE.match(word):
+            han.extend(_han_tokens(word, kind))
+        else:
+            out.extend(_latin_tokens(word))
+    return han + out
+
+
+# Two Latin words side by side, separated by spaces only ("roll back", "log in").
+_PAIR_RE = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,})[ \t]+(?=([^\W\d_]{2,})(?![^\W\d_]))")
+
+
+def query_tokens(text: str, kind: str = "bigram") -> list[str]:
+    """Query -> keyword tokens: those of `tokenize`, plus each pair of adjacent Latin words
+    written as one ("roll back" -> `rollback`, "check out" -> `checkout`), so a query finds the
+    closed compound a note used; the second word may be a stopword ("log in", "set up"). Queries only: a joined pair that no note contains matches nothing, and
+    the index stays as `tokenize` makes it."""
+    tokens = tokenize(text, kind)
+    joined = []
+    for first, second in _PAIR_RE.findall(text):
+        if _HAN_RE.search(first + second):
+            continue
+        first, second = first.lower(), second.lower()
+        if first in STOPWORDS:  # "to roll", "the group": no compound starts with a stopword
+            continue
+        joined.append(first + second)
+    return tokens + (list(_stemmer().stemWords(joined)) if joined else [])

@@ -1,0 +1,12 @@
+"""Stage 2, index: Markdown -> chunks, links, BM25 and optional vectors under metadata/index/.
+
+Entry points: `run_index` (incremental: only changed files are re-done) and `run_reindex`
+(rebuild from the files). The read side recall uses: `keyword_dir` (the search snapshot's
+folder), `watermark` (what the index has seen) and `embed_queries` (query vectors with the
+index's embedding model).
+"""
+
+from memflow.tasks.index.indexing import keyword_dir, run_index, run_reindex, watermark
+from memflow.tasks.index.vectors import embed_queries
+
+__all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries"]

@@ -1,0 +1,224 @@
+"""Chunkers (pure): a Markdown note -> chunks on its structure; other text -> byte windows.
+
+Markdown: sections by heading; a section that fits the byte budget is one chunk; otherwise its
+children are packed greedily and only oversized blocks are split (tables repeat header and
+separator rows, fences repeat the opening fence and close it, lists split between items, then
+lines, then bytes). Pieces of a split block start with `[Part X/N]`. Every chunk starts with the
+breadcrumb of its ancestor headings, counted in the budget. Chunk text is original source lines;
+`start`/`end` are 1-based inclusive lines of the real file, frontmatter included.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memflow.schemas.notes import Block, Note
+from memflow.tasks.ground.markdown import blocks
+
+_COMMENT_RE = re.compile(r"^\s*(<!--.*?-->\s*)+$", re.DOTALL)
+_HEADING_TEXT_RE = re.compile(r"^\s{0,3}#{1,6}\s+|\s+#+\s*$")
+
+
+@dataclass(frozen=True)
+class Piece:
+    start: int
+    end: int
+    heading_path: str
+    text: str
+
+
+@dataclass
+class _Section:
+    heading: Block | None
+    title: str
+    children: list = field(default_factory=list)  # Block | _Section
+    end: int = 0
+
+
+def _nbytes(lines: list[str]) -> int:
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+
+
+def _build_tree(blks: list[Block], lines: list[str]) -> _Section:
+    root = _Section(None, "")
+    stack: list[tuple[int, _Section]] = [(0, root)]
+    for blk in blks:
+        if blk.kind == "heading":
+            while stack[-1][0] >= blk.level:
+                stack.pop()
+            title = _HEADING_TEXT_RE.sub("", lines[blk.start - 1]).strip() or lines[blk.start - 1].strip()
+            section = _Section(blk, lines[blk.start - 1].strip() if title else "")
+            section.title = lines[blk.start - 1].strip()
+            stack[-1][1].children.append(section)
+            stack.append((blk.level, section))
+        else:
+            stack[-1][1].children.append(blk)
+    _close(root)
+    return root
+
+
+def _close(section: _Section) -> int:
+    ends = [section.heading.end] if section.heading else []
+    for child in section.children:
+        ends.append(_close(child) if isinstance(child, _Section) else child.end)
+    section.end = max(ends) if ends else 0
+    return section.end
+
+
+def _first_line(node) -> int:
+    if isinstance(node, _Section):
+        return node.heading.start if node.heading else _first_line(node.children[0])
+    return node.start
+
+
+class _Chunker:
+    def __init__(self, lines: list[str], budget: int):
+        self.lines, self.budget, self.out = lines, budget, []
+        self.carry: int | None = None  # a heading line folded into the next piece's range
+
+    def src(self, start: int, end: int) -> list[str]:
+        return self.lines[start - 1:end]
+
+    def emit(self, crumbs: list[str], start: int, end: int, body: list[str], part: str = "") -> None:
+        head = [" > ".join(crumbs)] if crumbs else []
+        marker = [part] if part else []
+        if self.carry is not None:
+            start, self.carry = min(start, self.carry), None
+        self.out.append(Piece(start, end, " > ".join(crumbs), "\n".join(head + marker + body)))
+
+    def room(self, crumbs: list[str]) -> int:
+        return self.budget - (len(" > ".join(crumbs).encode()) + 1 if crumbs else 0)
+
+    def section(self, sec: _Section, crumbs: list[str]) -> None:
+        if not sec.children and sec.heading is None:
+            return
+        start = sec.heading.start if sec.heading else _first_line(sec)
+        if _nbytes(self.src(start, sec.end)) <= self.room(crumbs):
+            self.emit(crumbs, start, sec.end, self.src(start, sec.end))
+            return
+        inner = crumbs + [sec.title] if sec.heading else crumbs
+        pending: list[tuple[int, int]] = [(sec.heading.start, sec.heading.end)] if sec.heading else []
+        with_heading = bool(sec.heading)
+
+        def flush() -> None:
+            nonlocal pending, with_heading
+            if pending:
+                first, last = pending[0][0], pending[-1][1]
+                self.emit(crumbs if with_heading else inner, first, last, self.src(first, last))
+            pending, with_heading = [], False
+
+        for child in sec.children:
+            first = _first_line(child)
+            last = child.end
+            size = _nbytes(self.src(pending[0][0] if pending else first, last))
+            room = self.room(crumbs if (with_heading and pending) else inner)
+            if size <= room:
+                pending.append((first, last))
+                continue
+            if pending and not (with_heading and len(pending) == 1):
+                flush()
+            elif pending:  # heading alone: its title lives on in the breadcrumb of what follows
+                self.carry = pending[0][0]
+                pending, with_heading = [], False
+            if _nbytes(self.src(first, last)) <= self.room(inner):
+                pending.append((first, last))
+            elif isinstance(child, _Section):
+                self.section(child, inner)
+            else:
+                self.split_block(child, inner)
+        flush()
+
+    def split_block(self, blk: Block, crumbs: list[str]) -> None:
+        room = self.room(crumbs) - len("[Part 00/00]\n")
+        lines = self.src(blk.start, blk.end)
+        head: list[str] = []
+        tail: list[str] = []
+        first_unit, last_unit = blk.start, blk.end
+        if blk.kind == "table" and len(lines) > 2:
+            head, first_unit = lines[:2], blk.start + 2
+        elif blk.kind == "fence" and len(lines) > 1:
+            opener = lines[0].strip()
+            fence = opener[: len(opener) - len(opener.lstrip(opener[0]))]
+            head, tail, first_unit = lines[:1], [fence], blk.start + 1
+            if lines[-1].strip().startswith(fence):
+                tail, last_unit = lines[-1:], blk.end - 1
+        if blk.kind == "list" and len(blk.items) > 1:
+            bounds = list(blk.items) + [blk.end + 1]
+            units = [(bounds[i], bounds[i + 1] - 1) for i in range(len(blk.items))]
+        else:
+            units = [(n, n) for n in range(first_unit, last_unit + 1)]
+        groups = self.pack(units, room - _nbytes(head) - _nbytes(tail))
+        for index, (first, last) in enumerate(groups, 1):
+            start = blk.start if index == 1 else first
+            end = blk.end if index == len(groups) else last
+            self.emit(crumbs, start, end, head + self.src(first, last) + tail,
+                      f"[Part {index}/{len(groups)}]")
+
+    def pack(self, units: list[tuple[int, int]], room: int) -> list[tuple[int, int]]:
+        groups: list[tuple[int, int]] = []
+        for first, last in units:
+            if _nbytes(self.src(first, last)) > room and last > first:
+                groups.extend(self.pack([(n, n) for n in range(first, last + 1)], room))
+                continue
+            if groups and _nbytes(self.src(groups[-1][0], last)) <= room:
+                groups[-1] = (groups[-1][0], last)
+            else:
+                groups.append((first, last))
+        return groups
+
+
+def chunk_markdown(note: Note, budget: int) -> list[Piece]:
+    """Note -> chunks. Lines longer than the budget stay whole (a line is the smallest unit)."""
+    lines = note.text.split("\n")
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    if note.body_start > len(lines):
+        return []
+    # Comment-only HTML blocks (`<!-- memory:auto -->` markers) are not content: never a chunk.
+    blks = [b for b in blocks(note.body, note.body_start)
+            if not _COMMENT_RE.match("\n".join(lines[b.start - 1:b.end]))]
+    if not blks:
+        return []
+    tree = _build_tree(blks, lines)
+    chunker = _Chunker(lines, budget)
+    chunker.section(tree, [])
+    return chunker.out
+
+
+def chunk_bytes(text: str, budget: int, overlap: int = 200) -> list[tuple[int, int, str]]:
+    """Plain text -> (start byte, end byte, text) windows with `overlap` bytes shared between
+    neighbours; never splits a UTF-8 character or a `[[link]]`."""
+    data = text.encode("utf-8")
+    links = [(m.start(), m.end()) for m in re.finditer(rb"\[\[[^\[\]\n]*\]\]", data)]
+    windows, start = [], 0
+    while start < len(data):
+        end = min(start + budget, len(data))
+        end = _safe_cut(data, links, end, start)
+        windows.append((start, end, data[start:end].decode("utf-8")))
+        if end >= len(data):
+            break
+        start = max(_safe_cut(data, links, end - overlap, start + 1), start + 1)
+        start = _char_start(data, start)
+    return windows
+
+
+def _char_start(data: bytes, pos: int) -> int:
+    while 0 < pos < len(data) and (data[pos] & 0xC0) == 0x80:
+        pos -= 1
+    return pos
+
+
+def _safe_cut(data: bytes, links: list[tuple[int, int]], pos: int, floor: int) -> int:
+    """Move a cut back so it falls between characters and outside links."""
+    if pos >= len(data):
+        return len(data)
+    pos = _char_start(data, pos)
+    for lo, hi in links:
+        if lo < pos < hi and lo > floor:
+            pos = lo
+    if pos <= floor:  # a link or character longer than the window: cut after it instead
+        pos = next((hi for lo, hi in links if lo < floor + 1 < hi), floor + 1)
+        while pos < len(data) and (data[pos] & 0xC0) == 0x80:
+            pos += 1
+    return pos

@@ -1,0 +1,148 @@
+"""Optional vectors: embed chunks with any litellm embedding model or `local/<name>`.
+
+Vectors are keyed by chunk id in one table per (model, dimensions); a text hash column is the
+embedding cache, so a chunk whose id changed but whose text did not is not embedded again.
+Turning embeddings on later, or switching model, backfills what is missing without re-chunking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import OrderedDict
+
+from memflow.schemas.settings import Settings
+from memflow.tasks.ground.workspace import layout
+from memflow.tasks.stores.files import atomic_write_json, read_json
+from memflow.tasks.stores.lance import IndexStore
+
+log = logging.getLogger("memflow.vectors")
+BATCH = 64
+MODELS_RECORD = "vector_models.json"  # model -> dimension, written by the first health check
+MAX_CHARS, MAX_CJK_CHARS = 2000, 500  # CJK text costs about one token per character
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+class EmbeddingHealthError(RuntimeError):
+    pass
+
+
+def embed_texts(settings: Settings, texts: list[str]) -> list[list[float]]:
+    model = settings.embedding_model
+    if model.startswith("local/"):
+        from memflow.tasks.ground.local_embeddings import embed_local
+
+        return embed_local(model.removeprefix("local/"), texts)
+    from memflow.tasks.ground.llm import embed
+
+    return embed(settings, texts)
+
+
+def clip(text: str) -> str:
+    """Keep an embedding input within the model's budget; stricter for CJK-heavy text."""
+    cjk = len(_CJK_RE.findall(text[:MAX_CHARS]))
+    budget = MAX_CJK_CHARS if cjk > 0.3 * min(len(text), MAX_CHARS) else MAX_CHARS
+    return text[:budget]
+
+
+def embedding_input(row: dict) -> str:
+    head = " - ".join(x for x in (row.get("name"), row.get("description")) if x)
+    return clip(f"{head}\n{row['text']}" if head else row["text"])
+
+
+def health_check(settings: Settings) -> int:
+    """Embed "ping"; check the dimension; log the outcome. Returns the dimension."""
+    model = settings.embedding_model
+    try:
+        vector = embed_texts(settings, ["ping"])[0]
+        if settings.embedding_dimensions and len(vector) != settings.embedding_dimensions:
+            raise EmbeddingHealthError(
+                f"dimension {len(vector)} != configured {settings.embedding_dimensions}")
+    except Exception as exc:
+        log.error("[EMBEDDING HEALTH CHECK] %s -> FAIL %s", model, exc)
+        raise EmbeddingHealthError(f"embedding model {model} failed its health check: {exc}") from exc
+    log.warning("[EMBEDDING HEALTH CHECK] %s -> OK (%d dims)", model, len(vector))
+    return len(vector)
+
+
+def known_dims(settings: Settings) -> int | None:
+    """The configured model's dimension from settings or the index's record, without a call."""
+    if settings.embedding_dimensions:
+        return settings.embedding_dimensions
+    record = read_json(layout(settings).index_dir / MODELS_RECORD, {})
+    return int(record[settings.embedding_model]) if settings.embedding_model in record else None
+
+
+def model_dims(settings: Settings) -> tuple[int, bool]:
+    """(dimension, whether a health check ran): from settings, the index's record, or a check."""
+    dims = known_dims(settings)
+    if dims:
+        return dims, False
+    record_path = layout(settings).index_dir / MODELS_RECORD
+    record = read_json(record_path, {})
+    record[settings.embedding_model] = health_check(settings)
+    atomic_write_json(record_path, record)
+    return int(record[settings.embedding_model]), True
+
+
+def backfill_vectors(store: IndexStore, settings: Settings) -> int:
+    """Embed chunks that have no vector for the configured model (texts embedded before are
+    served from the table, each new text once); drop vectors of gone chunks. Only the missing
+    chunks are read into Python, and each embedded batch is saved before the next."""
+    import pyarrow.compute as pc
+
+    model = settings.embedding_model
+    dims, checked = model_dims(settings)
+    table = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
+                                 "description"])
+    have = store.vector_ids(model, dims)
+    missing = table.filter(pc.invert(pc.is_in(table.column("id"), value_set=have))).to_pylist()
+    embedded = 0
+    if missing:
+        if not checked:
+            health_check(settings)
+        rows_of: dict[str, list[dict]] = {}
+        text_of: dict[str, str] = {}
+        for row in missing:
+            text = embedding_input(row)
+            sha = hashlib.sha256(text.encode()).hexdigest()
+            rows_of.setdefault(sha, []).append({**row, "text_sha": sha})
+            text_of[sha] = text
+        cache = store.vectors_by_text(model, dims, list(rows_of))
+
+        def save(shas: list[str]) -> None:
+            store.put_vectors(model, dims, [{**row, "vector": cache[sha]}
+                                            for sha in shas for row in rows_of[sha]])
+
+        save([sha for sha in rows_of if sha in cache])
+        new = [sha for sha in rows_of if sha not in cache]
+        for i in range(0, len(new), BATCH):
+            part = new[i:i + BATCH]
+            cache.update(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
+            save(part)
+        embedded = len(new)
+    # after the saves: vectors of gone chunks served the cache for text that moved
+    store.drop_vectors(model, dims, set(table.column("id").to_pylist()))
+    return embedded
+
+
+MODEL_FIELDS = {"embedding_model", "embedding_dimensions", "model_api_base", "model_api_key"}
+_QUERY_CACHE: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
+_QUERY_CACHE_SIZE = 256
+
+
+def embed_queries(settings: Settings, queries: list[str]) -> list[list[float]]:
+    """The queries' embeddings (one model call for those not seen lately), cached per
+    (model settings, query) for repeated searches."""
+    model_key = settings.model_dump_json(include=MODEL_FIELDS)
+    for query in queries:  # least recently used goes first
+        if (model_key, query) in _QUERY_CACHE:
+            _QUERY_CACHE.move_to_end((model_key, query))
+    todo = [q for q in dict.fromkeys(queries) if (model_key, q) not in _QUERY_CACHE]
+    if todo:
+        for query, vector in zip(todo, embed_texts(settings, [clip(q) for q in todo])):
+            _QUERY_CACHE[(model_key, query)] = tuple(vector)
+        while len(_QUERY_CACHE) > _QUERY_CACHE_SIZE:
+            _QUERY_CACHE.popitem(last=False)
+    return [list(_QUERY_CACHE[(model_key, q)]) for q in queries]

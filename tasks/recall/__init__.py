@@ -1,0 +1,19 @@
+"""Stage 4, recall: hybrid search (BM25 + vectors, weighted reciprocal-rank fusion) that follows
+wikilinks, and how its results are shown.
+
+Entry points: `search` (raises `IndexMissing` when there is no index yet), and the renderings
+`render_result`, `render_response`, `render_compact` (what an agent is shown) and
+`tool_call_messages` (an OpenAI tool call and its answer), `results_table` (hits as table rows).
+"""
+
+from memflow.tasks.recall.hybrid import IndexMissing, search
+from memflow.tasks.recall.presenting import (
+    render_compact,
+    render_response,
+    render_result,
+    results_table,
+    tool_call_messages,
+)
+
+__all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
+           "tool_call_messages", "results_table"]

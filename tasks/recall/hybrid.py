@@ -1,0 +1,232 @@
+"""Stage 4, recall: hybrid search over the index with link expansion.
+
+BM25 always; vectors when an embedding model is configured. Both branches search the same
+snapshot rows under the same filter mask before their own top-k (limit x candidate_multiplier,
+at most 200), then weighted reciprocal-rank fusion. Results carry their 1-hop out- and in-links
+with the neighbour's name and description, read from the snapshot too.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
+from memflow.schemas.settings import Settings
+from memflow.tasks.ground.markdown import parse_anchor
+from memflow.tasks.ground.tokenize import query_tokens
+from memflow.tasks.ground.workspace import Layout, PathError, layout, safe_path
+from memflow.tasks.index import keyword_dir, watermark
+from memflow.tasks.recall.fusion import active_weights, rrf
+from memflow.tasks.recall.perspective import first_person
+from memflow.tasks.stores import keyword
+from memflow.tasks.stores.files import read_text
+
+log = logging.getLogger("memflow.recall")
+MAX_CANDIDATES = 200
+RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
+                  "description"]
+_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
+
+
+class IndexMissing(LookupError):
+    """The workspace has no index yet."""
+
+
+def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
+    """The search snapshot, cached per process until the index changes (every index run that
+    changes anything swaps in a new generation). Searching never opens the LanceDB tables."""
+    folder = keyword_dir(lay, settings)
+    gen = keyword.current_dir(folder)
+    if gen is None:
+        raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
+    cached = _KEYWORD_CACHE.get(folder)
+    if cached and cached[0] == gen.name:
+        return cached[1]
+    try:
+        index = keyword.load(folder)
+    except keyword.SnapshotOutdated as exc:
+        raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
+    vectors = index.meta.get("vectors")
+    if vectors and vectors["rows"] < index.size:
+        log.warning("%d of %d chunks have no vector of %s: they are found by keywords only until "
+                    "`memflow index` embeds them", index.size - vectors["rows"], index.size,
+                    vectors["model"])
+    _KEYWORD_CACHE[folder] = (gen.name, index)
+    return index
+
+
+def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
+    mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))
+    if filters.layer:
+        mask = pc.and_(mask, pc.equal(docs["layer"], filters.layer))
+    if filters.prefix:
+        mask = pc.and_(mask, pc.starts_with(docs["path"], filters.prefix))
+    if filters.since:
+        mask = pc.and_(mask, pc.greater_equal(docs["date"], pa.scalar(filters.since)))
+    if filters.until:
+        mask = pc.and_(mask, pc.less_equal(docs["date"], pa.scalar(filters.until)))
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
+def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
+    """The filters as a boolean mask over the snapshot's rows, computed once per index."""
+    key = filters.model_dump_json()
+    if key not in index.masks:
+        index.masks[key] = filter_mask(index.docs, filters)
+    return index.masks[key]
+
+
+def keyword_branch(index: keyword.KeywordIndex, query: str, n: int, filters: Filters,
+                   tokenizer: str) -> list[tuple[str, float]]:
+    hits = keyword.top_k(index, query_tokens(query, tokenizer), n, row_mask(index, filters))
+    ids = index.docs.column("id")
+    return [(ids[row].as_py(), score) for row, score in hits]
+
+
+def vector_queries(settings: Settings, query: str) -> list[str]:
+    """The texts the vector branch embeds: the query, and its first-person reading if any."""
+    variant = first_person(query) if settings.first_person_queries else None
+    return [query, variant] if variant else [query]
+
+
+def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[str], n: int,
+                  filters: Filters) -> list[tuple[str, float]]:
+    """Exact cosine top-n over the snapshot's vectors for the embeddings of `texts`."""
+    from memflow.tasks.index import embed_queries
+
+    matmul = np.matmul
+    if (index.vector_model or "").startswith("local/"):
+        from memflow.tasks.ground.local_embeddings import matmul
+    vectors = np.asarray(embed_queries(settings, texts), dtype=np.float32)
+    hits = keyword.nearest(index, vectors, n, row_mask(index, filters), matmul)
+    ids = index.docs.column("id")
+    return [(ids[row].as_py(), score) for row, score in hits]
+
+
+def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
+           filters: Filters | None = None, explain: bool = False,
+           link_limit: int = 10, with_watermark: bool = True) -> SearchResponse:
+    """Query -> ranked results with links, the index watermark and each branch's hit count.
+
+    The score is weighted RRF: `sum w_b / (rrf_k + rank_b)`; with vectors off the keyword branch
+    has weight 1, so the first result scores 1/61 = 0.0164. `min_score` drops results below it.
+    """
+    if not query.strip():
+        raise ValueError("empty query")
+    filters = filters or Filters()
+    lay = layout(settings)
+    index = open_index(lay, settings)
+    n = min(max(limit, 1) * settings.candidate_multiplier, MAX_CANDIDATES)
+    vectors_on = bool(settings.embedding_model)
+    if vectors_on and index.vector_model != settings.embedding_model:
+        log.warning("the index has no vectors of %s (it has %s): keyword results only; run "
+                    "`memflow index` to embed", settings.embedding_model, index.vector_model)
+        vectors_on = False
+    texts = vector_queries(settings, query) if vectors_on else []
+    rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
+    if vectors_on:
+        rankings["vector"] = vector_branch(index, settings, texts, n, filters)
+    weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
+    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score][:limit]
+    rows = index.rows([index.row_of(f.id) for f in fused])
+    results = []
+    for f, row in zip(fused, rows):
+        shown = {k: row[k] for k in RESULT_COLUMNS}
+        result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
+                              keyword=f.raw.get("keyword"))
+        if explain:
+            result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
+                              "rrf_k": settings.rrf_k, "candidates_per_branch": n,
+                              "vector_queries": texts}
+        results.append(result)
+    expand_links(index, lay, results, link_limit)
+    vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
+    log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
+    mark = watermark(lay) if with_watermark else {"skipped": True}
+    return SearchResponse(query=query, results=results, watermark=mark,
+                          vector_hits=vector_hits, keyword_hits=keyword_hits)
+
+
+def _anchored_lines(lay: Layout, path: str, anchor: str, cache: dict[str, list[str]]) -> str:
+    ranges = parse_anchor(anchor) if anchor else []
+    if not ranges:
+        return ""
+    if path not in cache:
+        try:
+            cache[path] = read_text(safe_path(lay.root, path)).splitlines()
+        except (OSError, PathError):
+            cache[path] = []
+    lines = cache[path]
+    picked = [line for a, b in ranges for line in lines[a - 1:b]]
+    if path.endswith(".jsonl"):  # session logs: show who said what, not raw JSON
+        picked = [_message_line(line) for line in picked]
+    return "\n".join(picked)
+
+
+def _message_line(line: str) -> str:
+    import json
+
+    from memflow.tasks.capture import message_text
+
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError:
+        return line
+    who = message.get("name") or message.get("role", "?")
+    return f"{who}: {' '.join(message_text(message).split())}"
+
+
+def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchResult],
+                 limit: int) -> None:
+    """Attach each result's 1-hop out-links and in-links (at most `limit` per direction).
+
+    Out-links to the same non-Markdown target (a session log) are merged into one entry whose
+    anchor lists the lines: the note already quotes them, so their text is not repeated. In-links
+    from day-index pages are left out: those pages only list the day's notes.
+    """
+    paths = sorted({r.path for r in results})
+    if not paths or limit <= 0:
+        return
+    rows = index.links_of(paths)
+    neighbours = {row["target"] for row in rows} | {row["source"] for row in rows}
+    info = index.file_info(sorted(neighbours))
+    cache: dict[str, list[str]] = {}
+    for result in results:
+        outs = [r for r in rows if r["source"] == result.path]
+        ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path
+               and info.get(r["source"], {}).get("kind") != "day_index"]
+        result.links.extend(_out_links(lay, outs, info, cache)[:limit])
+        seen: set[str] = set()
+        for row in ins:
+            if row["source"] in seen or len(seen) >= limit:
+                continue
+            seen.add(row["source"])
+            meta = info.get(row["source"], {})
+            result.links.append(LinkInfo(
+                direction="in", path=row["source"], line=row["line"], anchor=row["anchor"],
+                label=row["label"], kind=row["kind"], name=meta.get("name") or "",
+                description=meta.get("description") or "",
+                lines=_anchored_lines(lay, row["source"], f"L{row['line']}", cache)))
+
+
+def _out_links(lay: Layout, rows: list[dict], info: dict, cache: dict) -> list[LinkInfo]:
+    merged: dict[tuple[str, str], LinkInfo] = {}
+    for row in rows:
+        target = row["target"]
+        note = target.endswith(".md")
+        key = (target, row["anchor"]) if note else (target, "")
+        if key in merged:
+            if not note and row["anchor"] and row["anchor"] not in merged[key].anchor.split(","):
+                merged[key].anchor = ",".join(filter(None, [merged[key].anchor, row["anchor"]]))
+            continue
+        meta = info.get(target, {})
+        merged[key] = LinkInfo(
+            direction="out", path=target, line=row["line"], anchor=row["anchor"], label=row["label"],
+            kind=row["kind"], name=meta.get("name") or "", description=meta.get("description") or "",
+            lines=_anchored_lines(lay, target, row["anchor"], cache) if note else "")
+    return list(merged.values())
