@@ -35,24 +35,26 @@ finish = task(finish_stage, name="finish")
 
 
 @flow(name="dream", version=__version__, persist_result=True)
-def dream_flow(workspace: str, date: str = "", hint: str = "", max_units: int = 5,
-               max_notes: int = 50, topic_count: int = 3, topic_diversity_days: int = 7,
-               start_jitter_seconds: int = 0) -> DreamSummary:
-    """Consolidate new daily notes up to `date` (default today in the workspace timezone)."""
+def dream_flow(workspace: str, date: str = "", hint: str = "", max_units: int = 500,
+               max_notes: int = 200, topic_count: int = 3, topic_diversity_days: int = 7,
+               start_jitter_seconds: int = 0, max_seconds: float = 0.0) -> DreamSummary:
+    """Consolidate pending daily notes up to `date` (default today in the workspace timezone)
+    within the run's budget; what is left is the backlog (`notes_left`) of the next run."""
     if start_jitter_seconds > 0:  # Prefect schedules have no jitter
         time.sleep(random.uniform(0, start_jitter_seconds))
     settings = load_settings(workspace)
     day = date_type.fromisoformat(date) if date else today(settings)
     with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
         summary = _consolidate(settings, day, hint, max_units, max_notes, topic_count,
-                               topic_diversity_days)
+                               topic_diversity_days, max_seconds)
     publish_markdown("dream", workspace, summary_markdown(summary),
                      f"dream of {settings.workspace} up to {day}: {summary.status}")
     return summary
 
 
 def _consolidate(settings: Settings, day: date_type, hint: str, max_units: int, max_notes: int,
-                 topic_count: int, topic_diversity_days: int) -> DreamSummary:
+                 topic_count: int, topic_diversity_days: int, max_seconds: float) -> DreamSummary:
+    started = time.monotonic()
     use_model = bool(settings.chat_model)
     extract_fn = partial(extract_model, settings, hint=hint) if use_model else None
     decide_fn = partial(decide_model, settings) if use_model else None
@@ -60,7 +62,9 @@ def _consolidate(settings: Settings, day: date_type, hint: str, max_units: int, 
     if plan is None:
         return DreamSummary(date=day.isoformat(), status="no change")
     records: list[ActionRecord | str] = []
-    for unit in plan.units[:max_units]:
+    for unit in plan.units:
+        if max_seconds > 0 and records and time.monotonic() - started > max_seconds:
+            break  # the rest of the units' notes stay in the backlog
         state = integrate(settings, plan.run_id, unit, decide_fn, return_state=True)
         # A failed unit is recorded in the summary and its notes stay for the next run.
         records.append(state.result() if state.is_completed() else str(state.message or "failed"))

@@ -103,16 +103,19 @@ def reindex(workspace: WorkspaceArg = None):
 
 def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score: float = 0.0,
            layer: str | None = None, prefix: str | None = None, since=None, until=None,
-           include_day_index: bool = False, explain: bool = False):
+           include_day_index: bool = False, explain: bool = False, superseded: bool = False):
     """Hybrid search; returns a SearchResponse (`.results`, `.watermark`, hit counts).
 
     `since`/`until` are dates (or ISO strings) matched against the date in a note's path.
+    A digest fact and the daily line it came from are one hit; daily chunks holding a fact the
+    digest has replaced are left out unless `superseded=True` or `layer="daily"`.
     """
     from memflow.schemas.recall import Filters
     from memflow.tasks.recall import search as run_search
 
     kinds = ("note", "day_index") if include_day_index else ("note",)
-    filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds)
+    filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
+                      superseded=superseded)
     return run_search(settings_for(workspace), query, limit, min_score, filters, explain)
 
 
@@ -175,9 +178,12 @@ def inbox(workspace: WorkspaceArg = None, since: str | None = None) -> list[dict
     return read_events(_layout(workspace), since)
 
 
-def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: int = 5,
-          max_notes: int = 50, topic_count: int = 3, topic_diversity_days: int = 7):
-    """Consolidate new daily notes into digest nodes now; returns a DreamSummary."""
+def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: int = 500,
+          max_notes: int = 200, topic_count: int = 3, topic_diversity_days: int = 7,
+          max_seconds: float = 0.0):
+    """Consolidate pending daily notes into digest nodes now, within the run's budget (units,
+    notes, seconds; whole notes only); returns a DreamSummary whose `notes_left` is the backlog.
+    Raises DreamStalled when notes were pending and none could be consumed."""
     from datetime import date as date_type
     from functools import partial
 
@@ -195,7 +201,19 @@ def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: 
         decide = partial(decide_with_model, settings)
     with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
         return run_dream(settings, day, hint, max_units, max_notes, topic_count,
-                         topic_diversity_days, extract, decide)
+                         topic_diversity_days, extract, decide, max_seconds)
+
+
+def dream_migrate(workspace: WorkspaceArg = None):
+    """Rewrite digest nodes of the earlier format (claims plus a `## Sources` copy of each) into
+    fact lines, as one reversible dream run; returns a DreamSummary."""
+    from memflow.tasks.dream import migrate_nodes
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+
+    settings = settings_for(workspace)
+    with workspace_lock(layout(settings).state_dir, "dream-migrate", wait=settings.lock_timeout):
+        return migrate_nodes(settings)
 
 
 def dream_runs(workspace: WorkspaceArg = None) -> list[dict]:

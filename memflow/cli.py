@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--explain", action="store_true")
     s.add_argument("--all-kinds", action="store_true", help="include day-index pages")
+    s.add_argument("--superseded", action="store_true",
+                   help="also daily chunks holding facts the digest has replaced (history)")
     s = sub.add_parser("capture", help="turn a conversation into daily notes")
     s.add_argument("file", help="JSON list or JSONL of messages, '-' for stdin")
     s.add_argument("--session", required=True)
@@ -74,12 +76,16 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("inbox", help="list job events")
     s.add_argument("--since")
     s = sub.add_parser("dream", help="consolidate daily notes into digest nodes")
-    s.add_argument("dream_command", nargs="?", choices=["run", "runs", "rollback"], default="run")
+    s.add_argument("dream_command", nargs="?", choices=["run", "runs", "rollback", "migrate"],
+                   default="run", help="run (default), runs, rollback RUN_ID, migrate (earlier "
+                   "node format -> fact lines, reversible)")
     s.add_argument("run_id", nargs="?")
     s.add_argument("--date")
     s.add_argument("--hint", default="")
-    s.add_argument("--max-units", type=int, default=5)
-    s.add_argument("--max-notes", type=int, default=50)
+    s.add_argument("--max-units", type=int, default=500, help="unit budget of a run (whole notes)")
+    s.add_argument("--max-notes", type=int, default=200, help="note budget of a run")
+    s.add_argument("--max-seconds", type=float, default=0.0,
+                   help="time budget of a run (0: none); what is left is the backlog")
     s.add_argument("--force", action="store_true", help="rollback even if files changed since")
     s.add_argument("--json", action="store_true")
     s = sub.add_parser("proactive", help="print the interest topics of a day")

@@ -173,7 +173,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
-                          args.prefix, args.since, args.until, args.all_kinds, args.explain)
+                          args.prefix, args.since, args.until, args.all_kinds, args.explain,
+                          args.superseded)
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2, exclude_none=False))
@@ -262,6 +263,13 @@ def cmd_dream(args: argparse.Namespace) -> int:
             actions = " ".join(f"{k}={v}" for k, v in sorted(run["actions"].items())) or "-"
             print(f"{run['run_id']}  {run['started']}  {run['status']:<12} {actions}")
         return 0
+    if args.dream_command == "migrate":
+        summary = api.dream_migrate(workspace_of(args))
+        print(summary.model_dump_json(indent=2) if args.json else
+              f"migrated {len(summary.files_written)} node(s) to fact lines in run {summary.run_id}"
+              f" (undo: memflow dream rollback {summary.run_id})" if summary.run_id else
+              "nothing to migrate: every digest node has fact lines")
+        return 0
     if args.dream_command == "rollback":
         if not args.run_id:
             raise ValueError("usage: memflow dream rollback RUN_ID [--force]")
@@ -273,9 +281,10 @@ def cmd_dream(args: argparse.Namespace) -> int:
         from memflow.flows.dream import dream_flow
 
         summary = dream_flow(str(settings.workspace), args.date or "", args.hint, args.max_units,
-                             args.max_notes)
+                             args.max_notes, max_seconds=args.max_seconds)
     else:
-        summary = api.dream(settings, args.date, args.hint, args.max_units, args.max_notes)
+        summary = api.dream(settings, args.date, args.hint, args.max_units, args.max_notes,
+                            max_seconds=args.max_seconds)
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0
@@ -294,8 +303,7 @@ def print_dream(summary) -> None:
         print(f"  wrote {rel}")
     for unit, error in summary.failed_units.items():
         print(f"  failed {unit}: {error}", file=sys.stderr)
-    if summary.notes_left:
-        print(f"  {summary.notes_left} note(s) left for the next run")
+    print(f"  consumed {summary.notes_consumed} note(s); backlog: {summary.notes_left} notes")
 
 
 def cmd_proactive(args: argparse.Namespace) -> int:

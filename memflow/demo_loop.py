@@ -60,8 +60,9 @@ def _run(root: Path, out) -> Path:
     summary = api.index(settings)
     out(f"\n== 2. index\n  {summary.line()}")
     dream = api.dream(settings, date=max(n["messages"][0]["timestamp"][:10] for n in data["sessions"]),
-                      max_units=50)
-    out(f"\n== 3. dream: {dream.notes_read} notes, {dream.units} units, actions {dream.actions}")
+)
+    out(f"\n== 3. dream: {dream.notes_read} notes, {dream.units} units, actions {dream.actions}, "
+        f"backlog: {dream.notes_left} notes")
     for rel in dream.files_written:
         out(f"  wrote {rel}")
     out("\n== 4. recall")

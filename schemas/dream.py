@@ -18,13 +18,17 @@ class Evidence(BaseModel):
 
 
 class Unit(BaseModel):
-    """One piece of knowledge to integrate into exactly one digest node."""
+    """One piece of knowledge to integrate into exactly one digest node. The offline
+    consolidator makes one unit per fact line, with the subject it is about (`subject`, a stable
+    key such as `person:jonas:home-and-family`) and the date it was stated."""
 
     name: str = Field(min_length=1)
     bucket: Bucket
     summary: str = Field(min_length=1)
     paths: list[str] = Field(min_length=1)
     evidence: list[Evidence] = Field(default_factory=list)
+    subject: str = ""
+    date: str = ""
 
 
 class ExtractResult(BaseModel):
@@ -38,18 +42,21 @@ class Create(BaseModel):
     description: str
     claims: list[str] = Field(min_length=1)
     related: list[str] = Field(default_factory=list)  # existing digest nodes to link in the prose
+    continues: str = ""  # the full node of the same subject this part continues (frontmatter)
 
 
 class Corroborate(BaseModel):
     action: Literal["corroborate"] = "corroborate"
     path: str
+    fact: str = ""  # the node's fact line the unit confirms (its sources are added there)
     reason: str = ""
 
 
 class Refine(BaseModel):
     action: Literal["refine"] = "refine"
     path: str
-    additions: list[str] = Field(min_length=1)  # a condition, step or boundary to add
+    additions: list[str] = Field(min_length=1)  # new facts about the node's subject
+    before: str = ""  # a fact line the additions go above (a newer statement of part of it)
 
 
 class Correct(BaseModel):
@@ -89,6 +96,8 @@ class ActionRecord(BaseModel):
 
 
 class DreamSummary(BaseModel):
+    """What a run did. `notes_left` is the backlog: notes pending after this run."""
+
     run_id: str | None = None
     status: str = "ok"  # "ok", "no change", "partial"
     date: str = ""

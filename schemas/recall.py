@@ -15,6 +15,9 @@ class Filters(BaseModel):
     since: date | None = None  # date from the path, inclusive
     until: date | None = None
     kinds: tuple[str, ...] = ("note",)  # day-index pages are left out unless asked for
+    # Daily chunks holding a fact the digest marks as replaced are left out unless asked for
+    # (or layer="daily"): the digest shows the current value first and the old one as history
+    superseded: bool = False
 
 
 class LinkInfo(BaseModel):

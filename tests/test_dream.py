@@ -17,11 +17,10 @@ from memflow.schemas.dream import (
     Unit,
 )
 from memflow.tasks.capture.conversation import auto_memory
-from memflow.tasks.dream.digest import sources_of
+from memflow.tasks.dream import digest
 from memflow.tasks.dream.dream_runs import RollbackConflict, list_runs, rollback
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.dream.nightly import catalog_path, proactive, run_dream
-from memflow.tasks.ground.markdown import parse_links
 from memflow.tasks.index.indexing import run_index
 
 
@@ -57,23 +56,30 @@ def test_offline_actions_match_the_labelled_fixture(settings, lay):
         got = sorted(a for a, n in summary.actions.items() for _ in range(n))
         assert got == sorted(expected), (label, summary.actions)
     team = next(t for p, t in digest_files(lay).items() if b"engineers" in t).decode()
-    assert "- Our platform team has 7 engineers in Berlin now." in team
-    assert "> note: contradicted by [[daily/2026-04-04/" in team
-    assert "was: Our platform team has 5 engineers in Berlin." in team
+    lines = team.split("\n")
+    now = next(i for i, line in enumerate(lines) if "7 engineers" in line and line.startswith("- "))
+    assert lines[now].startswith("- 2026-04-04: Our platform team has 7 engineers in Berlin now. [[daily/2026-04-04/")
+    assert lines[now + 1].startswith("  - until 2026-04-04: Our platform team has 5 engineers in Berlin. [[daily/2026-04-01/")
+    assert team.count("5 engineers") == 1 and "## Sources" not in team  # each fact once
 
 
-def test_second_dream_adds_nothing_and_every_claim_links_to_a_daily_note(settings, lay):
+def test_second_dream_adds_nothing_and_every_fact_links_to_a_daily_line(settings, lay):
     capture_fixture(settings)
     first = run_dream(settings, date(2026, 4, 4), max_units=10)
-    assert first.notes_consumed == 4
+    assert first.notes_consumed == 4 and first.notes_left == 0
     before = digest_files(lay)
     second = run_dream(settings, date(2026, 4, 4), max_units=10)
     assert second.status == "no change" and digest_files(lay) == before
     for rel, data in before.items():
-        text = data.decode()
-        sources = [l.target for l in parse_links(text.split("## Sources")[1])]
-        assert sources and all((lay.root / s).exists() and s.startswith("daily/") for s in sources)
-        assert len(sources) == len(set(sources_of(text)))  # no source twice
+        facts = digest.facts_of(data.decode())
+        assert facts, rel
+        for fact in [f for top in facts for f in [top, *top.history]]:
+            assert fact.links and all(l.startswith("daily/") and "#L" in l for l in fact.links)
+            target, anchor = fact.links[0].split("#L")
+            line = (lay.root / target).read_text().split("\n")[int(anchor) - 1]
+            assert fact.text in line  # the fact line is the daily line it came from
+        texts = [f.text for top in facts for f in [top, *top.history]]
+        assert len(texts) == len(set(texts))  # no fact twice
 
 
 def test_rerun_after_catalog_loss_is_idempotent(settings, lay):
@@ -99,7 +105,7 @@ def test_rollback_restores_exact_bytes_and_refuses_after_later_changes(settings,
                                                     for p in lay.root.rglob("interests.yaml")]
     # the rolled-back night is taken again, then a person edits a node: rollback refuses
     run = run_dream(settings, date(2026, 4, 4), max_units=10)
-    assert run.actions == {"correct": 1}
+    assert run.actions == {"correct": 1}, run.actions
     node = lay.root / run.files_written[0]
     node.write_text(node.read_text() + "\nmy edit\n")
     with pytest.raises(RollbackConflict, match="changed since the run"):
@@ -134,13 +140,45 @@ def test_catalog_rules_max_notes_edits_and_deletions(settings, lay):
     assert gone not in json.loads(catalog_path(lay).read_text())
 
 
-def test_max_units_leaves_the_rest_for_the_next_run(settings, lay):
+def test_budget_takes_whole_notes_and_reports_the_backlog(settings, lay):
     auto_memory(settings, say("2026-04-01", "m", "The boiler is serviced every March.",
                               "My bank is in Lisbon.", "The router password is on the fridge."), "m")
-    first = run_dream(settings, date(2026, 4, 1), max_units=1)
-    assert first.units == 1 and first.notes_consumed == 0
-    second = run_dream(settings, date(2026, 4, 1), max_units=10)
-    assert second.notes_consumed == 1
+    auto_memory(settings, say("2026-04-02", "n", "The car insurance renews in June.",
+                              "My dentist is Dr. Okafor.", "The spare key is in the blue drawer."), "n")
+    first = run_dream(settings, date(2026, 4, 2), max_units=1)  # smaller than one note
+    assert first.units > 1 and (first.notes_consumed, first.notes_left) == (1, 1)
+    assert first.status == "partial"
+    second = run_dream(settings, date(2026, 4, 2), max_units=4)
+    assert (second.notes_consumed, second.notes_left, second.status) == (1, 0, "ok")
+    assert run_dream(settings, date(2026, 4, 2)).status == "no change"
+    events = [json.loads(line) for line in (lay.state_dir / "inbox.jsonl").read_text().splitlines()]
+    dreams = [e for e in events if e["job"] == "auto_dream"]
+    assert dreams[0]["summary"].endswith("backlog: 1 notes") and dreams[1]["summary"].endswith("backlog: 0 notes")
+
+
+def test_a_busy_day_is_caught_up_in_one_run_with_the_defaults(settings, lay):
+    """Hundreds of messages in a day: the nightly defaults consume them all in one run."""
+    for session in range(12):
+        texts = [f"Ticket {session}-{n}: the {w} service on host h{session}{n} needs a restart after 22:00."
+                 for n, w in enumerate(["billing", "search", "gateway", "ledger", "inventory"] * 5)]
+        auto_memory(settings, say("2026-04-05", f"busy{session}", *texts), f"busy{session}")
+    summary = run_dream(settings, date(2026, 4, 5))
+    assert summary.notes_consumed == 12 and summary.notes_left == 0 and summary.units == 300
+
+
+def test_a_run_that_consumes_nothing_is_an_error_and_keeps_the_notes(settings, lay):
+    from memflow.tasks.dream import DreamStalled
+
+    capture_fixture(settings, upto=1)
+
+    def broken(unit, candidates, new_path):
+        raise ValueError("model unreachable")
+
+    with pytest.raises(DreamStalled, match="consumed none of 1 note"):
+        run_dream(settings, date(2026, 4, 1), decide=broken)
+    assert not catalog_path(lay).exists() or json.loads(catalog_path(lay).read_text()) == {}
+    assert list_runs(lay)[-1]["status"] == "stalled"
+    assert run_dream(settings, date(2026, 4, 1)).notes_consumed == 1  # the next run catches up
 
 
 def test_topics_skip_recent_titles_and_proactive_reads_them(settings, lay):
@@ -176,10 +214,24 @@ def model_run(settings, fake_model, units, decision, day="2026-04-02"):
                      decide=partial(decide_with_model, settings))
 
 
-def seed_node(lay, text="- Deploys happen on Tuesdays.\n\nRelated: [[digest/wiki/other.md]]\n"):
-    (lay.root / "digest/wiki/deploys.md").write_text(
-        "---\nname: Deploys\ndescription: When we deploy.\n---\n\n# Deploys\n\n" + text +
-        "\n## Sources\n\n- Derived from [[daily/2026-01-01/old.md#L3]]: Deploys happen on Tuesdays.\n")
+SEEDED = """---
+name: Deploys
+description: When we deploy.
+subject: group:deploys
+format: facts-1
+---
+
+# Deploys
+
+- 2026-01-01: Deploys happen on Tuesdays. [[daily/2026-01-01/old.md#L3]]
+- 2026-01-01: ERR_LEDGER_DRIFT: run ./scripts/reconcile.sh before a deploy. [[daily/2026-01-01/old.md#L4]]
+
+Related: [[digest/wiki/other.md]]
+"""
+
+
+def seed_node(lay):
+    (lay.root / "digest/wiki/deploys.md").write_text(SEEDED)
 
 
 @pytest.fixture
@@ -195,18 +247,24 @@ def model_ws(model_settings, lay):
     return offline, note, unit
 
 
+UNTOUCHED = "- 2026-01-01: ERR_LEDGER_DRIFT: run ./scripts/reconcile.sh before a deploy. [[daily/2026-01-01/old.md#L4]]"
+
+
 @pytest.mark.parametrize("decision,check", [
     (Create(path="digest/wiki/deploy-day.md", name="Deploy day", description="Wednesdays",
             claims=["Deploys happen on Wednesdays."], related=["digest/wiki/deploys.md"]),
-     lambda t, lay: "[[digest/wiki/deploys.md]]" in (lay.root / "digest/wiki/deploy-day.md").read_text()),
-    (Corroborate(path="digest/wiki/deploys.md", reason="same"),
-     lambda t, lay: "- Corroborated by [[daily/2026-04-02/" in t and t.count("- Deploys happen on Tuesdays.") == 1),
+     lambda t, lay: "[[digest/wiki/deploys.md]]" in (lay.root / "digest/wiki/deploy-day.md").read_text()
+     and "- 2026-04-02: Deploys happen on Wednesdays. [[daily/2026-04-02/" in
+     (lay.root / "digest/wiki/deploy-day.md").read_text()),
+    (Corroborate(path="digest/wiki/deploys.md", fact="Deploys happen on Tuesdays.", reason="same"),
+     lambda t, lay: "- 2026-01-01: Deploys happen on Tuesdays. [[daily/2026-01-01/old.md#L3]] [[daily/2026-04-02/" in t
+     and t.count("Deploys happen on Tuesdays.") == 1),
     (Refine(path="digest/wiki/deploys.md", additions=["Deploys need a second reviewer."]),
-     lambda t, lay: "- Deploys need a second reviewer." in t and "- Refined by [[daily/" in t),
+     lambda t, lay: "- 2026-04-02: Deploys need a second reviewer. [[daily/2026-04-02/" in t),
     (Correct(path="digest/wiki/deploys.md", old="Deploys happen on Tuesdays.",
              new="Deploys happen on Wednesdays.", reason="moved"),
-     lambda t, lay: "- Deploys happen on Wednesdays.\n> note: contradicted by [[daily/2026-04-02/" in t
-     and "was: Deploys happen on Tuesdays. (moved)" in t),
+     lambda t, lay: "- 2026-04-02: Deploys happen on Wednesdays. [[daily/2026-04-02/" in t
+     and "\n  - until 2026-04-02: Deploys happen on Tuesdays. [[daily/2026-01-01/old.md#L3]]" in t),
 ])
 def test_model_decisions_change_files_as_expected(model_ws, lay, fake_model, decision, check):
     settings, note, unit = model_ws
@@ -214,26 +272,58 @@ def test_model_decisions_change_files_as_expected(model_ws, lay, fake_model, dec
     assert summary.actions == {decision.action: 1}, summary.failed_units
     text = (lay.root / "digest/wiki/deploys.md").read_text()
     assert check(text, lay)
-    assert "[[daily/2026-01-01/old.md#L3]]" in text and "[[digest/wiki/other.md]]" in text  # kept
+    assert UNTOUCHED in text and "[[digest/wiki/other.md]]" in text  # kept byte for byte
     assert json.loads(catalog_path(lay).read_text())[note]
 
 
+def test_model_reply_that_replaces_an_unrelated_fact_is_rejected(model_ws, lay, fake_model):
+    """The reply names the ERR_LEDGER_DRIFT procedure as the fact to correct with a fact about
+    something else: refused, the node unchanged, the note kept for the next run."""
+    from memflow.tasks.dream import DreamStalled
+
+    settings, note, unit = model_ws
+    before = digest_files(lay)
+    wrong = Correct(path="digest/wiki/deploys.md",
+                    old="ERR_LEDGER_DRIFT: run ./scripts/reconcile.sh before a deploy.",
+                    new="I've also gone vegetarian since April.", reason="newer")
+    with pytest.raises(DreamStalled, match="CORRECT refused"):
+        model_run(settings, fake_model, [unit], wrong)
+    assert digest_files(lay) == before
+    assert note not in json.loads(catalog_path(lay).read_text() if catalog_path(lay).exists() else "{}")
+
+
+def test_node_edits_never_touch_another_line():
+    text = SEEDED
+    fact = digest.facts_of(text)[0]
+    edited = digest.supersede(text, fact, "2026-04-02", "Deploys happen on Wednesdays.", ["daily/x.md#L1"])
+    digest.check_only_changed(text, edited, fact)
+    tampered = edited.replace("before a deploy", "after a deploy")
+    with pytest.raises(digest.NodeEditError, match="changed or dropped a fact"):
+        digest.check_only_changed(text, tampered, fact)
+    with pytest.raises(digest.NodeEditError):
+        digest.check_only_changed(text, text.replace(UNTOUCHED + "\n", ""))
+
+
 def test_invalid_model_reply_leaves_notes_for_the_next_run(model_ws, lay, fake_model):
+    from memflow.tasks.dream import DreamStalled
+
     settings, note, unit = model_ws
     fake_model.script.append({"content": ExtractResult(units=[unit]).model_dump_json()})
     fake_model.script.append({"content": '{"decision": {"action": "delete", "path": "x"}}'})
     before = digest_files(lay)
-    summary = run_dream(settings, date(2026, 4, 2), extract=partial(extract_with_model, settings),
-                        decide=partial(decide_with_model, settings))
-    assert summary.failed_units and summary.status == "partial"
+    with pytest.raises(DreamStalled):
+        run_dream(settings, date(2026, 4, 2), extract=partial(extract_with_model, settings),
+                  decide=partial(decide_with_model, settings))
     assert digest_files(lay) == before
     assert note not in json.loads(catalog_path(lay).read_text() if catalog_path(lay).exists() else "{}")
 
 
 def test_model_decision_with_bad_path_is_rejected(model_ws, lay, fake_model):
+    from memflow.tasks.dream import DreamStalled
+
     settings, note, unit = model_ws
-    summary = model_run(settings, fake_model, [unit], Refine(path="daily/2026-04-02/x.md", additions=["x"]))
-    assert "needs an existing digest node" in next(iter(summary.failed_units.values()))
+    with pytest.raises(DreamStalled, match="needs an existing digest node"):
+        model_run(settings, fake_model, [unit], Refine(path="daily/2026-04-02/x.md", additions=["x"]))
 
 
 def test_cli_dream_runs_rollback(settings, lay):
@@ -242,6 +332,7 @@ def test_cli_dream_runs_rollback(settings, lay):
     res = run_cli("-w", ws, "dream", "--date", "2026-04-02", "--max-units", "10")
     assert res.returncode == 0, res.stderr
     assert "read 2 note(s)" in res.stdout and "wrote digest/" in res.stdout
+    assert "backlog: 0 notes" in res.stdout
     res = run_cli("-w", ws, "dream", "runs")
     run_id = res.stdout.split()[0]
     res = run_cli("-w", ws, "dream", "rollback", run_id)
@@ -252,7 +343,7 @@ def test_cli_dream_runs_rollback(settings, lay):
     assert json.loads(res.stdout)["status"] == "skipped"
 
 
-def test_full_node_is_split_by_subject_not_grown(settings, lay):
+def test_full_node_continues_in_a_part_of_the_same_subject(settings, lay):
     small = settings.model_copy(update={"digest_node_bytes": 200})
     capture_fixture(small, upto=1)
     run_dream(small, date(2026, 4, 1), max_units=10)
@@ -261,5 +352,89 @@ def test_full_node_is_split_by_subject_not_grown(settings, lay):
     summary = run_dream(small, date(2026, 4, 3), max_units=10)
     assert summary.actions == {"create": 1}
     new = lay.root / next(p for p in summary.files_written if p.startswith("digest/"))
-    assert any(f"[[{parent}]]" in new.read_text() for parent in before)  # linked to the full node
+    parent = next(p for p in before if "cluster" in p)
+    assert f"continues: {parent}" in new.read_text()  # the part names the full node
+    meta = lambda rel: yaml.safe_load((lay.root / rel).read_text().split("---")[1])  # noqa: E731
+    assert meta(new.relative_to(lay.root).as_posix())["subject"] == meta(parent)["subject"]
     assert {p: t for p, t in digest_files(lay).items() if p in before} == before  # not grown
+
+
+def test_a_fact_in_two_languages_is_one_fact(settings, lay):
+    auto_memory(settings, say("2026-04-01", "en", "My cat Mochi is three years old."), "en")
+    run_dream(settings, date(2026, 4, 1))
+    auto_memory(settings, say("2026-04-02", "zh", "我的猫Mochi现在四岁了。"), "zh")
+    assert run_dream(settings, date(2026, 4, 2)).actions == {"correct": 1}
+    auto_memory(settings, say("2026-04-03", "en2", "Mochi, my cat, is four years old."), "en2")
+    assert run_dream(settings, date(2026, 4, 3)).actions == {"corroborate": 1}
+    [node] = [t.decode() for t in digest_files(lay).values()]
+    [current] = digest.facts_of(node)
+    assert current.text == "我的猫Mochi现在四岁了。" and len(current.links) == 2
+    assert [h.text for h in current.history] == ["My cat Mochi is three years old."]
+
+
+def test_what_is_not_memory_never_becomes_a_node(settings, lay):
+    from memflow.tasks.dream.facts import is_memory
+
+    chatter = ["Hi! Good morning.", "Thanks, that worked.", "Glad I could help!", "(read in part)",
+               "name, age, city, email", "| id | owner | status |", "Noted: will do.", "好的，谢谢",
+               "Let me know if you need anything else.", "---"]
+    assert not [c for c in chatter if is_memory(c)]
+    assert all(is_memory(f) for f in ["My bank is in Lisbon.", "我的女儿叫小米，今年七岁。",
+                                      "Port 5432 is open.", "name, age and city are required fields."])
+    note = lay.root / "daily/2026-04-01/chatter.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# Chatter\n\n" + "".join(f"- {c} [[session/dialog/s.jsonl#L1]]\n" for c in chatter))
+    summary = run_dream(settings, date(2026, 4, 1))
+    assert summary.units == 0 and not digest_files(lay) and summary.notes_consumed == 1
+
+
+LEGACY = """---
+name: double, drink, espresso
+description: I switched from espresso to green tea in the morning.
+---
+
+# double, drink, espresso
+
+- I switched from espresso to green tea in the morning.
+> note: contradicted by [[daily/2026-03-05/team.md#L13]] - was: I always drink a double espresso before my first meeting. (a later note says otherwise)
+- I like oat milk.
+
+Related: [[digest/wiki/photo-team.md]]
+
+## Sources
+
+- Derived from [[daily/2026-03-02/redis.md#L13]]: I always drink a double espresso before my first meeting.
+- Corrected by [[daily/2026-03-05/team.md#L13]]: I switched from espresso to green tea in the morning.
+- Refined by [[daily/2026-03-06/milk.md#L12]]: I like oat milk.
+- Corroborated by [[daily/2026-03-07/again.md#L12]]: Green tea in the morning, I switched from espresso.
+"""
+
+
+def test_migrate_rewrites_earlier_nodes_into_fact_lines_reversibly(settings, lay):
+    legacy = lay.root / "digest/personal/double-drink-espresso.md"
+    legacy.write_text(LEGACY)
+    res = run_cli("-w", str(lay.root), "dream", "migrate")
+    assert res.returncode == 0 and "migrated 1 node(s)" in res.stdout, res.stderr
+    text = legacy.read_text()
+    assert "## Sources" not in text and digest.is_fact_node(text)
+    facts = digest.facts_of(text)
+    assert [(f.date, f.text) for f in facts] == [
+        ("2026-03-05", "I switched from espresso to green tea in the morning."),
+        ("2026-03-06", "I like oat milk.")]
+    assert facts[0].links == ["daily/2026-03-05/team.md#L13", "daily/2026-03-07/again.md#L12"]
+    [old] = facts[0].history
+    assert (old.date, old.text, old.links) == ("2026-03-05", "I always drink a double espresso before "
+                                               "my first meeting.", ["daily/2026-03-02/redis.md#L13"])
+    assert "[[digest/wiki/photo-team.md]]" in text
+    assert run_cli("-w", str(lay.root), "dream", "migrate").stdout.startswith("nothing to migrate")
+    run_id = run_cli("-w", str(lay.root), "dream", "runs").stdout.split()[0]
+    assert run_cli("-w", str(lay.root), "dream", "rollback", run_id).returncode == 0
+    assert legacy.read_text() == LEGACY
+
+
+def test_a_dream_never_writes_into_a_node_of_the_earlier_format(settings, lay):
+    legacy = lay.root / "digest/personal/double-drink-espresso.md"
+    legacy.write_text(LEGACY)
+    auto_memory(settings, say("2026-04-01", "t", "I always drink green tea in the morning."), "t")
+    run_dream(settings, date(2026, 4, 1))
+    assert legacy.read_text() == LEGACY

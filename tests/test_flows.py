@@ -49,7 +49,7 @@ def test_flow_waits_for_the_lock_then_fails_busy(settings, lay):
             index_flow(str(lay.root))
 
 
-def test_dream_flow_records_a_failed_unit_and_keeps_its_note(model_settings, lay, fake_model):
+def test_dream_flow_that_consumes_nothing_fails_and_keeps_its_note(model_settings, lay, fake_model):
 
     from memflow.flows.dream import dream_flow
     from memflow.schemas.dream import Evidence, ExtractResult, Unit
@@ -66,9 +66,14 @@ def test_dream_flow_records_a_failed_unit_and_keeps_its_note(model_settings, lay
                 paths=[result.path], evidence=[Evidence(path=result.path, lines=[12], text="x")])
     fake_model.script.append({"content": ExtractResult(units=[unit]).model_dump_json()})
     fake_model.script.extend([{"content": '{"decision": {"action": "merge"}}'}] * 3)
-    summary = dream_flow(str(lay.root), date="2026-09-01")
-    assert summary.status == "partial" and "Backups" in summary.failed_units
+    from memflow.tasks.dream import DreamStalled
+
+    with pytest.raises(DreamStalled, match="consumed none of 1 note"):  # the run fails, loudly
+        dream_flow(str(lay.root), date="2026-09-01")
     assert not catalog_path(lay).exists() or result.path not in catalog_path(lay).read_text()
+    from memflow.tasks.dream import list_runs
+
+    assert list_runs(lay)[-1]["status"] == "stalled"
 
 
 def test_flow_results_are_persisted_and_published_as_artifacts(settings, lay, tmp_path):

@@ -207,3 +207,45 @@ def test_demo_query_for_rolling_back_a_deploy_finds_the_rollback_procedure(tmp_p
     response = memflow.search("how to roll back a deploy", root, limit=3)
     assert "deploy/rollback.sh" in response.results[0].text
     assert "engineers" not in response.results[0].text
+
+
+def say(day, sid, *texts):
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:0{n}:00Z", "content": t}
+            for n, t in enumerate(texts)]
+
+
+def test_a_digest_fact_and_the_daily_line_it_came_from_are_one_hit(settings, lay):
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.dream import run_dream
+
+    auto_memory(settings, say("2026-06-01", "p", "The office printer on floor 3 jams on A3 paper."), "p")
+    run_dream(settings, date(2026, 6, 1))
+    both = search(settings, "printer floor 3 jams", limit=5, filters=Filters(superseded=True))
+    layers = [r.path.split("/")[0] for r in both.results]
+    assert layers.count("digest") + layers.count("daily") == 1, layers  # one of the two, not both
+    daily_only = search(settings, "printer floor 3 jams", limit=5, filters=Filters(layer="daily"))
+    assert [r.path.split("/")[0] for r in daily_only.results] == ["daily"]
+
+
+def test_a_replaced_fact_never_outranks_the_current_one(settings, lay):
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.dream import run_dream
+
+    auto_memory(settings, say("2026-06-01", "h1", "I live in Berlin, near the Tiergarten."), "h1")
+    run_dream(settings, date(2026, 6, 1))
+    auto_memory(settings, say("2026-06-09", "h2", "I moved from Berlin to Lisbon last week."), "h2")
+    run_dream(settings, date(2026, 6, 9))
+    top = search(settings, "where do I live Berlin", limit=3).results
+    assert "Lisbon" in top[0].text and top[0].text.index("Lisbon") < top[0].text.index("near the Tiergarten")
+    assert not any(r.path.startswith("daily/2026-06-01/") for r in top)  # the old line is history
+    history = search(settings, "Tiergarten", limit=3, filters=Filters(layer="daily")).results
+    assert history[0].path.startswith("daily/2026-06-01/")  # still there for whoever asks for it
+
+
+def test_provenance_links_are_not_searched(settings, lay):
+    write_file(lay, "daily/2026-06-01/note.md",
+               "# Note\n\n- The boiler was serviced. [[session/dialog/zorblax-7.jsonl#L3]]\n"
+               "- See [[digest/wiki/heating-plan.md]].\n", name="Note")
+    run_index(settings)
+    assert search(settings, "zorblax", limit=3).results == []
+    assert search(settings, "heating plan", limit=3).results[0].path == "daily/2026-06-01/note.md"

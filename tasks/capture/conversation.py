@@ -2,8 +2,8 @@
 
 The session log is written first, so evidence is never lost even when a writer fails. For each
 date the call touches, the note of that session and date is found by frontmatter, rewritten
-inside its `<!-- memory:auto -->` markers (text outside them is the person's and is kept), renamed
-when its name changes (links rewritten), and the day index is refreshed. The caller holds the
+inside its `<!-- memory:auto -->` markers (text outside them is the person's and is kept), under
+the same file name even when its name changes, and the day index is refreshed. The caller holds the
 workspace lock.
 """
 
@@ -25,7 +25,6 @@ from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.capture.extractive import write_extractive
 from memflow.tasks.capture.sessionlog import append_messages, date_lines, log_path
 from memflow.tasks.ground.events import append_event
-from memflow.tasks.ground.fileops import move_file
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
     Layout,
@@ -120,15 +119,12 @@ def write_day_note(lay: Layout, session_id: str, day: date, note: StructuredNote
     body = _AUTO_RE.sub(lambda _m: block, parsed.body, count=1) if _AUTO_RE.search(parsed.body) \
         else f"\n{block}\n{parsed.body}"
     new_text = render_note({**parsed.metadata, **meta}, body)
-    rel = current
-    wanted = unique_path(lay, folder, slugify(note.name), current=current)
-    if wanted != current:
-        move_file(lay, current, wanted)  # rewrites inbound links
-        rel = wanted
+    # The file keeps its name when the note's name changes: links to it stay valid and the
+    # dream sees an update of one note, not a new note.
     changed = new_text != old_text
     if changed:
-        atomic_write_text(lay.root / rel, new_text)
-    return rel, False, changed or rel != current
+        atomic_write_text(lay.root / current, new_text)
+    return current, False, changed
 
 
 def _state_path(lay: Layout, session_id: str):

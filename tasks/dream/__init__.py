@@ -1,6 +1,7 @@
 """Stage 3, consolidate ("dream"): new daily notes -> digest nodes, reversible, plus topics.
 
-Entry points: `run_dream` (the whole run), its stages `extract_stage`, `integrate_stage`,
+Entry points: `run_dream` (the whole run within a budget; raises `DreamStalled` when it could
+consume nothing), `migrate_nodes` (earlier node format -> fact lines), its stages `extract_stage`, `integrate_stage`,
 `topics_stage`, `finish_stage` (the Prefect flow runs them as tasks), the model deciders
 `extract_with_model`, `decide_with_model`, runs and rollback (`list_runs`, `rollback`,
 `catalog_path`), the chosen interest topics (`proactive`) and a run as Markdown
@@ -8,8 +9,10 @@ Entry points: `run_dream` (the whole run), its stages `extract_stage`, `integrat
 """
 
 from memflow.tasks.dream.dream_runs import list_runs, rollback
+from memflow.tasks.dream.migrate import migrate_nodes
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.dream.nightly import (
+    DreamStalled,
     catalog_path,
     extract_stage,
     finish_stage,
@@ -22,4 +25,4 @@ from memflow.tasks.dream.nightly import (
 
 __all__ = ["run_dream", "extract_stage", "integrate_stage", "topics_stage", "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
-           "proactive", "summary_markdown"]
+           "proactive", "summary_markdown", "migrate_nodes", "DreamStalled"]

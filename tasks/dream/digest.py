@@ -1,101 +1,131 @@
-"""Digest nodes (pure text functions): render a node, read its claims and sources, and apply the
-additive edits of CORROBORATE, REFINE and CORRECT. Nothing here drops an existing source or link.
+"""Digest nodes (pure text functions): one node per subject, one line per fact.
+
+```
+---
+name: Jonas – home and family
+description: I moved from Berlin to Lisbon last week.
+subject: person:jonas:home-and-family
+format: facts-1
+---
+
+# Jonas – home and family
+
+- 2026-03-09: I moved from Berlin to Lisbon last week. [[daily/2026-03-09/move.md#L12]]
+  - until 2026-03-09: I live in Berlin. [[daily/2026-03-02/intro.md#L12]]
+- 2026-03-02: My cat Mochi is three years old. [[daily/2026-03-02/intro.md#L13]]
+```
+
+A fact line carries the date it was stated and its source links, once; a replaced fact stays
+under the current one as dated history. Edits are line operations: add a line, add a link to a
+line, or put a new value above an old one; `check_only_changed` proves after every edit that no
+other line of the node moved or changed.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from memflow.tasks.ground.markdown import parse_links
 from memflow.tasks.ground.notes import parse_note, render_note
 
-SOURCES = "## Sources"
-_BULLET_RE = re.compile(r"^- (.+)$")
+FORMAT = "facts-1"
+_FACT_RE = re.compile(r"^- (\d{4}-\d{2}-\d{2}): (.*?)((?:\s*\[\[[^\[\]]+\]\])*)\s*$")
+_HISTORY_RE = re.compile(r"^  - until (\d{4}-\d{2}-\d{2}): (.*?)((?:\s*\[\[[^\[\]]+\]\])*)\s*$")
 _TRAILING_LINKS_RE = re.compile(r"(\s*\[\[[^\]]+\]\])+\s*$")
 
 
 def plain(text: str) -> str:
-    """A fact line without its bullet and trailing provenance links."""
+    """A fact without its bullet and trailing provenance links."""
     return _TRAILING_LINKS_RE.sub("", text.strip().removeprefix("- ")).strip()
 
 
-def source_line(verb: str, link: str, fact: str) -> str:
-    return f"- {verb} [[{link}]]: {fact}"
+@dataclass
+class FactLine:
+    line: int               # 0-based index in the node's lines
+    date: str               # when it was stated (a current fact) or until when it held (history)
+    text: str
+    links: list[str] = field(default_factory=list)   # `target#anchor`
+    history: list["FactLine"] = field(default_factory=list)
 
 
-def render_node(name: str, description: str, claims: list[str], related: list[str],
-                sources: list[str], extra_meta: dict | None = None) -> str:
-    body = [f"# {name}", ""]
-    body += [f"- {c}" for c in claims]
+def _links(tail: str) -> list[str]:
+    return [f"{l.target}#{l.anchor}" if l.anchor else l.target for l in parse_links(tail)]
+
+
+def fact_line(day: str, text: str, links: list[str]) -> str:
+    return f"- {day}: {' '.join(text.split())}" + "".join(f" [[{link}]]" for link in links)
+
+
+def history_line(until: str, text: str, links: list[str]) -> str:
+    return f"  - until {until}: {' '.join(text.split())}" + "".join(f" [[{link}]]" for link in links)
+
+
+def render_node(name: str, subject: str, facts: list[tuple[str, str, list[str]]],
+                related: list[str] | None = None, extra_meta: dict | None = None) -> str:
+    """A new node: `facts` are (date, text, links), in the order given."""
+    body = [f"# {name}", "", *[fact_line(*f) for f in facts]]
     if related:
         body += ["", "Related: " + ", ".join(f"[[{r}]]" for r in related)]
-    body += ["", SOURCES, "", *sources, ""]
-    meta = {"name": name, "description": description, **(extra_meta or {})}
-    return render_note(meta, "\n" + "\n".join(body))
+    meta = {"name": name, "description": facts[0][1][:200] if facts else "", "subject": subject,
+            "format": FORMAT, **(extra_meta or {})}
+    return render_note(meta, "\n" + "\n".join(body) + "\n")
 
 
-def _split(text: str) -> tuple[list[str], int]:
-    lines = text.split("\n")
-    try:
-        index = next(i for i, line in enumerate(lines) if line.strip() == SOURCES)
-    except StopIteration:
-        if lines and lines[-1] == "":
-            lines.pop()
-        lines += ["", SOURCES, ""]
-        index = len(lines) - 2
-    return lines, index
+def is_fact_node(text: str) -> bool:
+    return parse_note("node", text).metadata.get("format") == FORMAT
 
 
-def claims_of(text: str) -> list[str]:
-    """Claim bullets of a node (before `## Sources`)."""
-    lines, index = _split(text)
-    note = parse_note("node", "\n".join(lines[:index]))
-    return [plain(m.group(1)) for line in note.body.split("\n") if (m := _BULLET_RE.match(line))]
+def facts_of(text: str) -> list[FactLine]:
+    """The current facts of a node, in order, each with its history lines."""
+    facts: list[FactLine] = []
+    for i, line in enumerate(text.split("\n")):
+        if m := _FACT_RE.match(line):
+            facts.append(FactLine(i, m.group(1), m.group(2), _links(m.group(3))))
+        elif (m := _HISTORY_RE.match(line)) and facts:
+            facts[-1].history.append(FactLine(i, m.group(1), m.group(2), _links(m.group(3))))
+    return facts
 
 
-def sources_of(text: str) -> set[str]:
-    """`target#anchor` of every link in the Sources section."""
-    lines, index = _split(text)
-    section = "\n".join(lines[index + 1:])
-    return {f"{l.target}#{l.anchor}" if l.anchor else l.target for l in parse_links(section)}
+def cited(text: str) -> set[str]:
+    """Every `target#anchor` a node's fact and history lines cite."""
+    return {link for f in facts_of(text) for line in [f, *f.history] for link in line.links}
 
 
-def add_source(text: str, line: str) -> str:
-    lines, index = _split(text)
-    end = len(lines)
-    while end > index + 1 and not lines[end - 1].strip():
-        end -= 1
-    lines.insert(end, line)
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def add_claims(text: str, claims: list[str]) -> str:
-    """Insert claim bullets after the last bullet before `## Sources` (or before Related/Sources)."""
-    lines, index = _split(text)
-    last = max((i for i in range(index) if _BULLET_RE.match(lines[i]) or lines[i].startswith("> note:")),
+def _end_of_facts(lines: list[str]) -> int:
+    last = max((i for i, line in enumerate(lines) if _FACT_RE.match(line) or _HISTORY_RE.match(line)),
                default=None)
-    if last is None:
-        last = next((i - 1 for i in range(index) if lines[i].startswith("Related:")), index - 1)
-        while last > 0 and not lines[last].strip():
-            last -= 1
-    for offset, claim in enumerate(claims, 1):
-        lines.insert(last + offset, f"- {claim}")
+    if last is not None:
+        return last + 1
+    heading = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+    return (heading + 2) if heading is not None else len(lines)
+
+
+def add_fact(text: str, day: str, fact: str, links: list[str], before: FactLine | None = None) -> str:
+    """A new fact line at the end of the facts, or just above `before` (a newer statement of some
+    of an old fact's attributes goes first; the old line stays whole)."""
+    lines = text.split("\n")
+    at = before.line if before else _end_of_facts(lines)
+    if at > len(lines) - 1 and lines and lines[-1] == "":
+        at = len(lines) - 1
+    lines.insert(at, fact_line(day, fact, links))
     return "\n".join(lines)
 
 
-def correct_claim(text: str, old: str, new: str, link: str, reason: str) -> str:
-    """Replace the claim `old` with `new` and mark it `> note: contradicted by [[link]] - ...`."""
-    lines, index = _split(text)
-    target = plain(old)
-    for i in range(index):
-        match = _BULLET_RE.match(lines[i])
-        if match and plain(match.group(1)) == target:
-            note = f"> note: contradicted by [[{link}]] - was: {target}"
-            if reason:
-                note += f" ({reason})"
-            lines[i:i + 1] = [f"- {new}", note]
-            return "\n".join(lines)
-    raise ValueError(f"claim to correct not found in the node: {old[:80]!r}")
+def add_links(text: str, fact: FactLine, links: list[str]) -> str:
+    """CORROBORATE: the same fact stated again; its new sources are added to its line."""
+    lines = text.split("\n")
+    new = [link for link in links if link not in fact.links]
+    lines[fact.line] = fact_line(fact.date, fact.text, fact.links + new)
+    return "\n".join(lines)
+
+
+def supersede(text: str, old: FactLine, day: str, new: str, links: list[str]) -> str:
+    """CORRECT: `new` (stated on `day`) takes the old fact's place; the old fact becomes the
+    first history line under it ("until <day>"), its own history kept below."""
+    lines = text.split("\n")
+    lines[old.line:old.line + 1] = [fact_line(day, new, links), history_line(day, old.text, old.links)]
+    return "\n".join(lines)
 
 
 def set_meta(text: str, **values: object) -> str:
@@ -104,5 +134,29 @@ def set_meta(text: str, **values: object) -> str:
 
 
 def related_links(text: str) -> list[str]:
-    lines, index = _split(text)
-    return [l.target for l in parse_links("\n".join(lines[:index])) if l.target.endswith(".md")]
+    return [l.target for l in parse_links(text) if l.target.endswith(".md")
+            and l.target.split("/", 1)[0] != "daily" and not l.anchor]
+
+
+class NodeEditError(ValueError):
+    """An edit would change or drop a fact line it was not about."""
+
+
+def check_only_changed(before: str, after: str, touched: FactLine | None = None) -> None:
+    """Every fact and history line of `before` is in `after`, in the same order, byte-identical,
+    except `touched` (whose text must then survive as a history line or keep its words)."""
+    old_lines = [(f.line, before.split("\n")[f.line]) for f in facts_of(before)
+                 for f in [f, *f.history]]
+    new_text = after.split("\n")
+    new_set = [line for line in new_text if _FACT_RE.match(line) or _HISTORY_RE.match(line)]
+    position = 0
+    for index, line in old_lines:
+        if touched is not None and index == touched.line:
+            if not any(touched.text in other for other in new_set):
+                raise NodeEditError(f"the fact being replaced is gone: {touched.text[:80]!r}")
+            continue
+        try:
+            position = new_set.index(line, position) + 1
+        except ValueError:
+            raise NodeEditError(f"an edit changed or dropped a fact it was not about: {line.strip()[:80]!r}") \
+                from None

@@ -18,12 +18,16 @@ personal: preferences and identity; procedure: how-to and steps; wiki: everythin
 Cite the note lines (Lnn) each fact comes from. Only use the notes given."""
 
 DECIDE_SYSTEM = """You integrate one knowledge unit into exactly one digest node.
+A node is about one subject (a person and a facet of their life, a team, a system, a procedure);
+each line `- DATE: fact [[source]]` is one fact, with replaced values kept under it as history.
 Reply with JSON {"decision": D} where D is one of:
-{"action": "create", "path": new path, "name": str, "description": str, "claims": [str], "related": [existing node paths]}
-{"action": "corroborate", "path": existing node, "reason": str}
-{"action": "refine", "path": existing node, "additions": [a condition, step or boundary]}
-{"action": "correct", "path": existing node, "old": the claim as written in the node, "new": corrected claim, "reason": str}
-Prefer updating a candidate node when it is about the same subject."""
+{"action": "create", "path": new path, "name": the subject, "description": str, "claims": [str], "related": [existing node paths]}
+{"action": "corroborate", "path": existing node, "fact": the node's fact that says the same, "reason": str}
+{"action": "refine", "path": existing node, "additions": [new facts about the node's subject]}
+{"action": "correct", "path": existing node, "old": the node's fact as written, "new": the new value, "reason": str}
+Correct only a fact about the same subject and the same attribute (the home city, the manager,
+the team size...); the old value stays as history. Never name a fact the unit does not speak of.
+Prefer a candidate node about the same subject."""
 
 
 def _numbered(note: Note) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable
 from datetime import date, timedelta
 
@@ -35,8 +36,10 @@ from memflow.tasks.dream.consolidation import (
     decide_offline,
     extract_units,
     note_facts,
+    speaker,
 )
 from memflow.tasks.dream.dream_runs import RunRecord
+from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import (
@@ -59,8 +62,6 @@ from memflow.tasks.stores.files import (
 
 log = logging.getLogger("memflow.dream")
 CATALOG = "dream_catalog.json"
-VERBS = {"create": "Derived from", "corroborate": "Corroborated by", "refine": "Refined by",
-         "correct": "Corrected by"}
 
 Extract = Callable[[list], list[tuple[Unit, str]]]
 Decide = Callable[[Unit, dict[str, str], str], Decision]
@@ -81,8 +82,9 @@ def daily_notes(lay: Layout, until: date) -> list[str]:
     return sorted(found, key=lambda r: (date_of(r), r))
 
 
-def select_notes(lay: Layout, until: date, max_notes: int) -> tuple[list[tuple[str, str]], int, list[str]]:
-    """(notes to read with their sha256, notes left for later, catalog entries of deleted notes)."""
+def pending_notes(lay: Layout, until: date) -> tuple[list[tuple[str, str]], list[str]]:
+    """(notes new or changed since they were consolidated, with their sha256, oldest first;
+    catalog entries of notes that are gone)."""
     catalog = read_json(catalog_path(lay), {})
     pending = []
     for rel in daily_notes(lay, until):
@@ -90,20 +92,50 @@ def select_notes(lay: Layout, until: date, max_notes: int) -> tuple[list[tuple[s
         if catalog.get(rel) != sha:
             pending.append((rel, sha))
     gone = [rel for rel in catalog if not (lay.root / rel).exists()]
-    return pending[:max_notes], max(0, len(pending) - max_notes), gone
+    return pending, gone
 
 
-def candidates(settings: Settings, unit: Unit) -> dict[str, str]:
-    """Digest nodes recalled for a unit (filtered to digest/ before top-k)."""
+def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: int) -> list[str]:
+    """Whole notes, in order, while their units fit `max_units` (the first note always: a note
+    is consumed only with all of its units, so a budget never stalls on a big note)."""
+    per_note: dict[str, int] = dict.fromkeys(notes, 0)
+    for _, origin in pairs:
+        per_note[origin] = per_note.get(origin, 0) + 1
+    taken, used = [], 0
+    for rel in notes:
+        if taken and used + per_note[rel] > max_units:
+            break
+        taken.append(rel)
+        used += per_note[rel]
+    return taken
+
+
+def subject_nodes(lay: Layout) -> dict[str, list[str]]:
+    """Subject key -> its node and continuation parts (digest files are the truth: no index)."""
+    found: dict[str, list[str]] = {}
+    base = lay.root / lay.digest
+    for path in sorted(base.rglob("*.md")) if base.is_dir() else []:
+        note = parse_note(path.name, read_text(path))
+        subject = note.metadata.get("subject")
+        if isinstance(subject, str) and note.metadata.get("format") == digest.FORMAT:
+            found.setdefault(subject, []).append(path.relative_to(lay.root).as_posix())
+    for paths in found.values():
+        paths.sort(key=lambda rel: (len(rel), rel))  # the first part, then `-2`, `-3` ...
+    return found
+
+
+def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, str]:
+    """The nodes of the unit's subject, plus (for a model) digest nodes recalled for it."""
     lay = layout(settings)
-    try:
-        response = search(settings, f"{unit.name} {unit.summary}"[:1000], limit=5,
-                          filters=Filters(layer="digest"), link_limit=0,
-                          with_watermark=False)
-    except IndexMissing:
-        return {}
-    paths = dict.fromkeys(r.path for r in response.results)
-    return {p: read_text(lay.root / p) for p in paths if (lay.root / p).exists()}
+    paths = subject_nodes(lay).get(unit.subject or f"name:{slugify(unit.name)}", [])
+    if with_search:
+        try:
+            response = search(settings, f"{unit.name} {unit.summary}"[:1000], limit=5,
+                              filters=Filters(layer="digest"), link_limit=0, with_watermark=False)
+            paths += [r.path for r in response.results if r.path not in paths]
+        except IndexMissing:
+            pass
+    return {p: read_text(lay.root / p) for p in dict.fromkeys(paths) if (lay.root / p).exists()}
 
 
 def validate(lay: Layout, decision: Decision, unit: Unit) -> None:
@@ -117,60 +149,87 @@ def validate(lay: Layout, decision: Decision, unit: Unit) -> None:
         case Corroborate(path=path) | Refine(path=path) | Correct(path=path):
             if not path.startswith(f"{lay.digest}/") or not (lay.root / path).is_file():
                 raise ValueError(f"{decision.action.upper()} needs an existing digest node, got {path}")
+            if not digest.is_fact_node(read_text(lay.root / path)):
+                raise ValueError(f"{path} is in the earlier node format: run `memflow dream migrate`")
 
 
-def source_lines(unit: Unit, verb: str, known: set[str]) -> list[str]:
-    lines = []
-    for fact in unit.evidence:
-        link = f"{fact.path}#L{fact.lines[0]}" if len(fact.lines) == 1 else \
-            f"{fact.path}#L{fact.lines[0]}-L{fact.lines[-1]}"
-        if link not in known:
-            known.add(link)
-            lines.append(digest.source_line(verb, link, fact.text))
-    return lines
+def evidence_links(unit: Unit) -> list[str]:
+    return [f"{f.path}#L{f.lines[0]}" if len(f.lines) == 1 else f"{f.path}#L{f.lines[0]}-L{f.lines[-1]}"
+            for f in unit.evidence] or [p for p in unit.paths]
+
+
+def unit_date(unit: Unit) -> str:
+    days = [d for d in (date_of(p) for p in unit.paths) if d]
+    return unit.date or (max(days).isoformat() if days else date.today().isoformat())
+
+
+def find_fact(text: str, wanted: str) -> digest.FactLine:
+    target = digest.plain(wanted)
+    for fact in digest.facts_of(text):
+        if fact.text == target or fact.text == wanted:
+            return fact
+    raise ValueError(f"the node has no fact {wanted[:80]!r}")
 
 
 def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, str | None, bool]:
-    """(path, new text or None for a no-op, created?) of one decision."""
-    verb = VERBS[decision.action]
+    """(path, new text or None for a no-op, created?) of one decision. An edit touches one fact
+    line at most, and `check_only_changed` proves no other line moved or changed."""
+    links, day = evidence_links(unit), unit_date(unit)
     match decision:
-        case Create(path=path, name=name, description=description, claims=claims, related=related):
-            sources = source_lines(unit, verb, set())
-            return path, digest.render_node(name, description, claims, related, sources), True
-        case _:
-            path = decision.path
-            text = read_text(lay.root / path)
-            new_sources = source_lines(unit, verb, digest.sources_of(text))
-            if not new_sources:
-                return path, None, False  # every source is there already: idempotent re-run
+        case Create(path=path, name=name, claims=claims, related=related, continues=continues):
+            facts = [(day, digest.plain(c), links) for c in claims]
+            extra = {"continues": continues} if continues else None
+            return path, digest.render_node(name, unit.subject or f"name:{slugify(name)}", facts,
+                                            related, extra), True
+    path = decision.path
+    before = read_text(lay.root / path)
+    if set(links) <= digest.cited(before):
+        return path, None, False  # every source is there already: an idempotent re-run
+    touched = None
     match decision:
-        case Refine(additions=additions):
-            known = set(digest.claims_of(text))
-            text = digest.add_claims(text, [a for a in additions if digest.plain(a) not in known])
-        case Correct(old=old, new=new, reason=reason):
-            link = new_sources[0].split("[[", 1)[1].split("]]", 1)[0]
-            text = digest.correct_claim(text, old, new, link, reason)
-            text = digest.set_meta(text, description=new[:200])
-    for line in new_sources:
-        text = digest.add_source(text, line)
-    return path, text, False
+        case Corroborate(fact=fact):
+            touched = find_fact(before, fact) if fact else None
+            after = digest.add_links(before, touched, links) if touched else \
+                digest.add_fact(before, day, unit.summary, links)
+        case Refine(additions=additions, before=above):
+            anchor = find_fact(before, above) if above else None
+            after = before
+            for addition in additions:
+                after = digest.add_fact(after, day, digest.plain(addition), links, before=anchor)
+                anchor = find_fact(after, above) if above else None
+        case Correct(old=old, new=new):
+            touched = find_fact(before, old)
+            check_same_attribute(new, touched.text)
+            after = digest.supersede(before, touched, day, digest.plain(new), links)
+            after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
+    digest.check_only_changed(before, after, touched)
+    return path, after, False
+
+
+def check_same_attribute(new: str, old: str) -> None:
+    """CORRECT replaces a fact only with the same subject and attribute (model decisions too)."""
+    if same_fact(speaker(new)[1], speaker(old)[1]) not in ("replaces", "same"):
+        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not state the same "
+                                   f"attribute as {old[:60]!r}; the node is left as it was")
 
 
 def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, limit: int) -> Decision:
-    """A node past `limit` bytes is not grown: the unit becomes a node of its own subject that
-    links to the full one (CORRECT still fixes the claim where it stands)."""
+    """A node past `limit` bytes is not grown: the fact starts a continuation part of the same
+    subject (CORRECT and CORROBORATE still edit the line where it stands)."""
     match decision:
-        case Refine(path=path) | Corroborate(path=path) if (lay.root / path).stat().st_size > limit:
-            return Create(path=new_path, name=unit.name, description=unit.summary[:200],
-                          claims=[f.text for f in unit.evidence] or [unit.summary], related=[path])
+        case Refine(path=path, before="") if (lay.root / path).stat().st_size > limit:
+            name = parse_note(path, read_text(lay.root / path)).metadata.get("name", unit.name)
+            return Create(path=new_path, name=str(name), description=unit.summary[:200],
+                          claims=decision.additions, continues=path)
     return decision
 
 
-def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide) -> ActionRecord:
+def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
+              with_search: bool = False) -> ActionRecord:
     lay = layout(settings)
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))
-    decision = decide(unit, candidates(settings, unit), new_path)
+    decision = decide(unit, candidates(settings, unit, with_search), new_path)
     validate(lay, decision, unit)
     decision = split_if_full(lay, decision, unit, new_path, settings.digest_node_bytes)
     path, text, created = apply_decision(lay, decision, unit)
@@ -182,7 +241,6 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide) ->
     record.pre_sha256 = None if created else hashlib.sha256((lay.root / path).read_bytes()).hexdigest()
     atomic_write_text(lay.root / path, text)
     run.after_write(path, record)
-    run_index(settings)  # the next unit's recall sees this node
     return record
 
 
@@ -212,30 +270,43 @@ def offline_extract(notes: list) -> list[tuple[Unit, str]]:
     return extract_units(notes)
 
 
+class DreamStalled(RuntimeError):
+    """A run consumed no note while notes were pending: every unit failed or the budget was
+    too small for one note. Raised after the run is recorded, so nothing is lost."""
+
+
 def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
                   extract: Extract | None = None) -> DreamPlan | None:
-    """Select new or changed daily notes and extract units; None when there is nothing to do."""
+    """Select pending daily notes (oldest first) within the run's budget (`max_notes` notes,
+    `max_units` units, whole notes only) and extract their units; None when nothing is pending.
+    What does not fit is the backlog (`notes_left`), worked off by the next runs."""
     lay = layout(settings)
-    selected, left, gone = select_notes(lay, day, max_notes)
+    pending, gone = pending_notes(lay, day)
     if gone:
         catalog = read_json(catalog_path(lay), {})
         for rel in gone:
             catalog.pop(rel, None)
         atomic_write_json(catalog_path(lay), catalog)
-    if not selected:
+    if not pending:
         return None
-    if not (lay.index_dir / "watermark.json").exists():
-        run_index(settings)
-    notes = [parse_note(rel, read_text(lay.root / rel)) for rel, _ in selected]
+    if extract is not None and not (lay.index_dir / "watermark.json").exists():
+        run_index(settings)  # a model's candidates come from search
+    batch = pending[:max(1, max_notes)]
+    notes = [parse_note(rel, read_text(lay.root / rel)) for rel, _ in batch]
     pairs = (extract or offline_extract)(notes)
+    taken = set(within_budget(pairs, [rel for rel, _ in batch], max_units))
+    pairs = [(u, o) for u, o in pairs if o in taken]
+    selected = [(rel, sha) for rel, sha in batch if rel in taken]
     return DreamPlan(date=day.isoformat(), run_id=RunRecord(lay).run_id, selected=selected,
-                     notes_left=left, units=[u for u, _ in pairs], origins=[o for _, o in pairs],
-                     max_units=max_units)
+                     notes_left=len(pending) - len(selected), units=[u for u, _ in pairs],
+                     origins=[o for _, o in pairs], max_units=max_units)
 
 
 def integrate_stage(settings: Settings, run_id: str, unit: Unit, decide: Decide | None = None) -> ActionRecord:
-    """Integrate one unit into exactly one digest node (raises when the decision is invalid)."""
-    return integrate(settings, RunRecord(layout(settings), run_id), unit, decide or decide_offline)
+    """Integrate one unit into exactly one digest node (raises when the decision is invalid).
+    A model decides among the subject's nodes and the digest nodes search recalls."""
+    return integrate(settings, RunRecord(layout(settings), run_id), unit, decide or decide_offline,
+                     with_search=decide is not None)
 
 
 def topics_stage(settings: Settings, plan: DreamPlan, topic_count: int, diversity_days: int) -> str | None:
@@ -251,13 +322,14 @@ def topics_stage(settings: Settings, plan: DreamPlan, topic_count: int, diversit
 
 def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord | str],
                  interests: str | None) -> DreamSummary:
-    """Advance the catalog for notes whose units all succeeded, log the event, summarise.
-
-    `records[i]` is the action of unit i, or the error text when it failed."""
+    """Consume every note whose units were all integrated, index what changed, log the event,
+    summarise. `records[i]` is the action of unit i, or the error text when it failed; units past
+    the end of `records` were not reached (a time budget) and keep their notes pending.
+    Raises DreamStalled when notes were pending and none was consumed."""
     lay = layout(settings)
     summary = DreamSummary(run_id=plan.run_id, date=plan.date, notes_read=len(plan.selected),
-                           notes_left=plan.notes_left, units=len(records))
-    blocked = set(plan.origins[plan.max_units:])  # cut by max_units: not consumed
+                           units=len(records))
+    blocked = set(plan.origins[len(records):])
     for unit, origin, record in zip(plan.units, plan.origins, records):
         if isinstance(record, str):
             summary.failed_units[unit.name] = record
@@ -274,22 +346,36 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
     catalog.update(consumed)
     atomic_write_json(catalog_path(lay), catalog)
     summary.notes_consumed = len(consumed)
-    summary.status = "partial" if summary.failed_units else "ok"
+    summary.notes_left = plan.notes_left + len(plan.selected) - len(consumed)
+    summary.status = "partial" if summary.failed_units or summary.notes_left else "ok"
+    if not consumed:
+        summary.status = "stalled"
+    if summary.files_written:
+        run_index(settings)
     RunRecord(lay, plan.run_id).finish(summary.status, consumed, summary.model_dump())
-    append_event(lay, "auto_dream", summary.files_written,
-                 ", ".join(f"{k}={v}" for k, v in sorted(summary.actions.items())) or "no action")
+    actions = ", ".join(f"{k}={v}" for k, v in sorted(summary.actions.items())) or "no action"
+    append_event(lay, "auto_dream", summary.files_written, f"{actions}; backlog: {summary.notes_left} notes")
+    if not consumed:
+        failures = "; ".join(f"{k}: {v}" for k, v in list(summary.failed_units.items())[:3])
+        raise DreamStalled(f"dream run {plan.run_id} consumed none of {len(plan.selected)} note(s); "
+                           f"backlog: {summary.notes_left} notes" + (f" ({failures})" if failures else ""))
     return summary
 
 
-def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 5, max_notes: int = 50,
-              topic_count: int = 3, topic_diversity_days: int = 7, extract: Extract | None = None,
-              decide: Decide | None = None) -> DreamSummary:
-    """The whole run, stage after stage (the dream flow runs the same stages as tasks)."""
+def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 500,
+              max_notes: int = 200, topic_count: int = 3, topic_diversity_days: int = 7,
+              extract: Extract | None = None, decide: Decide | None = None,
+              max_seconds: float = 0.0) -> DreamSummary:
+    """The whole run, stage after stage (the dream flow runs the same stages as tasks).
+    `max_seconds` > 0 stops taking units after that long; their notes stay in the backlog."""
+    started = time.monotonic()
     plan = extract_stage(settings, day, max_notes, max_units, extract)
     if plan is None:
         return DreamSummary(date=day.isoformat(), status="no change")
     records: list[ActionRecord | str] = []
-    for unit in plan.units[:max_units]:
+    for unit in plan.units:
+        if max_seconds > 0 and records and time.monotonic() - started > max_seconds:
+            break
         try:
             records.append(integrate_stage(settings, plan.run_id, unit, decide))
         except Exception as exc:  # noqa: BLE001 - recorded in the summary; its notes stay unconsumed
@@ -314,7 +400,7 @@ def summary_markdown(summary: DreamSummary) -> str:
     actions = ", ".join(f"{k} {v}" for k, v in sorted(summary.actions.items())) or "none"
     lines = [f"# Dream {summary.date}: {summary.status}", "",
              f"run `{summary.run_id or '-'}`: {summary.notes_read} notes read, {summary.units} units, "
-             f"{summary.notes_consumed} notes consumed, {summary.notes_left} left for the next run",
+             f"{summary.notes_consumed} notes consumed; backlog: {summary.notes_left} notes",
              "", f"**actions**: {actions}", ""]
     if summary.files_written:
         lines += ["## Files written", "", *[f"- `{path}`" for path in summary.files_written], ""]
@@ -326,4 +412,4 @@ def summary_markdown(summary: DreamSummary) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run_dream", "proactive", "select_notes", "BUCKETS", "summary_markdown"]
+__all__ = ["run_dream", "proactive", "pending_notes", "BUCKETS", "summary_markdown", "DreamStalled"]

@@ -16,6 +16,8 @@ FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|#]+?)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
 TYPED_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?([A-Za-z_][\w-]*)::\s")
+# A digest history line (`  - until 2026-03-09: ...`): its links cite a replaced fact.
+HISTORY_LINE_RE = re.compile(r"^\s+[-*+]\s+until \d{4}-\d{2}-\d{2}: ")
 ANCHOR_RE = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
 
 
@@ -60,19 +62,38 @@ def iter_link_spans(text: str, first_line: int = 1) -> Iterator[tuple[int, int, 
 
 
 def parse_links(text: str, first_line: int = 1) -> list[Link]:
-    """Wikilinks of a text; literal targets (no `.md` added, no basename lookup)."""
+    """Wikilinks of a text; literal targets (no `.md` added, no basename lookup). A link's kind
+    is `rel` on a `rel:: [[x]]` line, `superseded` on a digest history line, else `link`."""
     lines = text.split("\n")
     links = []
     for line_no, _start, _end, match in iter_link_spans(text, first_line):
-        typed = TYPED_LINE_RE.match(lines[line_no - first_line])
+        line = lines[line_no - first_line]
+        typed = TYPED_LINE_RE.match(line)
+        kind = typed.group(1) if typed else "superseded" if HISTORY_LINE_RE.match(line) else "link"
         links.append(Link(
             target=match.group(1).strip(),
             anchor=(match.group(2) or "").strip(),
             label=(match.group(3) or "").strip(),
             line=line_no,
-            kind=typed.group(1) if typed else "link",
+            kind=kind,
         ))
     return links
+
+
+def searchable_text(text: str) -> str:
+    """Text as keyword search should see it: a provenance link (one with an anchor, `[[log#L3]]`)
+    says nothing about the content and is dropped; another link counts as its label, or its
+    file's name without folders, date or extension (`[[digest/wiki/billing-db.md]]` -> billing
+    db)."""
+    def words(match: re.Match) -> str:
+        if match.group(2) is not None:
+            return match.group(3) or ""
+        if match.group(3):
+            return match.group(3)
+        stem = match.group(1).rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        return " " + re.sub(r"[-_]+", " ", stem) + " "
+
+    return WIKILINK_RE.sub(words, text) if "[[" in text else text
 
 
 def rewrite_links(text: str, old: str, new: str) -> tuple[str, int]:

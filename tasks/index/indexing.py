@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
-from memflow.tasks.ground.markdown import parse_links
+from memflow.tasks.ground.markdown import parse_links, searchable_text
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
 from memflow.tasks.ground.tokens import count_tokens
@@ -33,6 +33,7 @@ from memflow.tasks.ground.workspace import (
     layout,
 )
 from memflow.tasks.index import chunking
+from memflow.tasks.index.consolidated import superseded_rows
 from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
 from memflow.tasks.index.vectors import known_dims
 from memflow.tasks.stores import keyword
@@ -46,13 +47,15 @@ from memflow.tasks.stores.lance import IndexStore
 
 log = logging.getLogger("memflow.index")
 BATCH = 256
+TERMS_VERSION = "2"  # 2: provenance links are not searched (searchable_text)
 COMPACT_EVERY, COMPACT_BIG = 20, 100  # index runs with writes / files changed in one run
 Progress = Callable[[int], None]
 
 
 def pipeline_version(settings: Settings) -> str:
     """Changes whenever chunks would come out differently: chunker, tokenizer, schema."""
-    parts = f"{SCHEMA_VERSION}|{settings.chunk_bytes}|{tokenizer_id(settings.keyword_tokenizer)}"
+    parts = (f"{SCHEMA_VERSION}|{settings.chunk_bytes}|{tokenizer_id(settings.keyword_tokenizer)}"
+             f"|{TERMS_VERSION}")
     return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
 
@@ -85,7 +88,7 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes,
     chunks = []
     for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
         name, desc = (note.name, note.description) if n == 0 else ("", "")
-        terms = tokenize("\n".join((name, desc, piece.text)), settings.keyword_tokenizer)
+        terms = tokenize(searchable_text("\n".join((name, desc, piece.text))), settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
             "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
@@ -132,7 +135,7 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     the link graph and file names and, with an embedding model on, the chunk vectors aligned to
     the same rows."""
     folder = keyword_dir(lay, settings)
-    table = store.chunk_columns([*keyword.DOC_COLUMNS, "terms"])
+    table = store.chunk_columns([*keyword.CHUNK_COLUMNS, "terms"])
     terms = table.column("terms")
     meta: dict = {"tokenizer": settings.keyword_tokenizer}
     matrix = has = None
@@ -145,8 +148,11 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         if has.any():
             matrix[has] = stored[pc.drop_null(where).to_numpy()]
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
-    keyword.build(folder, table.drop_columns(["terms"]), terms, meta, store.link_table(),
-                  store.file_columns(keyword.FILE_COLUMNS), matrix, has)
+    links = store.link_table()
+    docs = table.drop_columns(["terms"])
+    docs = docs.append_column("superseded", superseded_rows(docs, links, lay.daily, lay.digest))
+    keyword.build(folder, docs, terms, meta, links, store.file_columns(keyword.FILE_COLUMNS),
+                  matrix, has)
 
 
 def snapshot_vectors_stale(lay: Layout, settings: Settings) -> bool:

@@ -9,6 +9,7 @@ with the neighbour's name and description, read from the snapshot too.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,8 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
 
 def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
     mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))
+    if not filters.superseded and filters.layer != "daily":
+        mask = pc.and_(mask, pc.invert(docs["superseded"]))
     if filters.layer:
         mask = pc.and_(mask, pc.equal(docs["layer"], filters.layer))
     if filters.prefix:
@@ -132,8 +135,9 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     if vectors_on:
         rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
-    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score][:limit]
-    rows = index.rows([index.row_of(f.id) for f in fused])
+    fused = weigh_layers(index, rrf(rankings, weights, settings.rrf_k), settings.digest_weight)
+    fused = [f for f in fused if f.score >= min_score]
+    fused, rows = one_hit_per_fact(index, lay, fused, limit)
     results = []
     for f, row in zip(fused, rows):
         shown = {k: row[k] for k in RESULT_COLUMNS}
@@ -150,6 +154,85 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     mark = watermark(lay) if with_watermark else {"skipped": True}
     return SearchResponse(query=query, results=results, watermark=mark,
                           vector_hits=vector_hits, keyword_hits=keyword_hits)
+
+
+def weigh_layers(index: keyword.KeywordIndex, fused: list, digest_weight: float) -> list:
+    """Digest chunks' fused scores times `digest_weight`, re-sorted (1.0: unchanged)."""
+    if digest_weight == 1.0:
+        return fused
+    layers = index.docs.column("layer")
+    for f in fused:
+        if layers[index.row_of(f.id)].as_py() == "digest":
+            f.score *= digest_weight
+            f.parts = {b: p * digest_weight for b, p in f.parts.items()}
+    return sorted(fused, key=lambda f: (-f.score, f.id))
+
+
+def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
+    """The daily lines a chunk states: its own fact lines (those citing the session log) for a
+    daily chunk, the daily lines its fact lines cite for a digest chunk."""
+    path, start, end = row["path"], row["start_line"], row["end_line"]
+    daily, digest, session = f"{lay.daily}/", f"{lay.digest}/", f"{lay.session}/"
+    keys = set()
+    for link in index.links_of([path]):
+        if link["source"] != path or not start <= link["line"] <= end:
+            continue
+        if path.startswith(daily) and link["target"].startswith(session):
+            keys.add((path, link["line"]))
+        elif path.startswith(digest) and link["target"].startswith(daily) and link["kind"] == "link":
+            keys.update((link["target"], n) for a, b in parse_anchor(link["anchor"] or "")
+                        for n in range(a, b + 1))
+    return keys
+
+
+def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limit: int) -> tuple[list, list[dict]]:
+    """The first `limit` candidates that each say something the ones above them did not: a
+    digest chunk whose facts all come from daily lines already shown is left out, and so is a
+    daily chunk whose lines a digest chunk above already states (a fact is one hit, not two)."""
+    kept, rows, seen, said = [], [], set(), set()
+    for start in range(0, len(fused), max(limit, 1)):
+        batch = fused[start:start + max(limit, 1)]
+        for candidate, row in zip(batch, index.rows([index.row_of(f.id) for f in batch])):
+            keys = fact_keys(index, lay, row)
+            if keys and keys <= seen:
+                continue
+            text, fresh, repeated = elide_repeats(row["text"], said)
+            if repeated and not fresh:
+                continue  # every fact line of it was shown above, in other words of the same line
+            seen |= keys
+            said |= fresh
+            kept.append(candidate)
+            rows.append({**row, "text": text})
+            if len(kept) == limit:
+                return kept, rows
+    return kept, rows
+
+
+_SPEAKER_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?: ")
+
+
+def _fact_key(line: str) -> str | None:
+    """A current fact line (not history) as comparable text: no bullet, date, speaker, links."""
+    if not re.match(r"^\s{0,1}[-*+]\s", line) or re.match(r"^\s+[-*+]\s+until ", line):
+        return None
+    text = _SPEAKER_RE.sub("", _LINE_FRAME_RE.sub("", line).strip())
+    text = " ".join(text.lower().split())
+    return text if len(text) >= 12 else None
+
+
+def elide_repeats(text: str, said: set[str]) -> tuple[str, set[str], int]:
+    """A result's text without the fact lines already shown above it (a digest line and the
+    daily line it came from say one fact); returns (text, its new fact lines, lines dropped)."""
+    out, fresh, dropped = [], set(), 0
+    for line in text.split("\n"):
+        key = _fact_key(line)
+        if key is not None and key in said:
+            dropped += 1
+            continue
+        if key is not None:
+            fresh.add(key)
+        out.append(line)
+    return "\n".join(out), fresh, dropped
 
 
 def _anchored_lines(lay: Layout, path: str, anchor: str, cache: dict[str, list[str]]) -> str:
@@ -185,9 +268,12 @@ def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchR
                  limit: int) -> None:
     """Attach each result's 1-hop out-links and in-links (at most `limit` per direction).
 
-    Out-links to the same non-Markdown target (a session log) are merged into one entry whose
-    anchor lists the lines: the note already quotes them, so their text is not repeated. In-links
-    from day-index pages are left out: those pages only list the day's notes.
+    Out-links are those of the lines the result shows; in-links those pointing at the note as a
+    whole or at lines the result shows. Out-links to the same non-Markdown target
+    (a session log) are merged into one entry whose anchor lists the lines: the note already
+    quotes them, so their text is not repeated. A link whose anchored lines only restate what the
+    result says (a digest fact and the daily line it came from) is left out: one fact, one hit.
+    In-links from day-index pages are left out: those pages only list the day's notes.
     """
     paths = sorted({r.path for r in results})
     if not paths or limit <= 0:
@@ -197,21 +283,46 @@ def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchR
     info = index.file_info(sorted(neighbours))
     cache: dict[str, list[str]] = {}
     for result in results:
-        outs = [r for r in rows if r["source"] == result.path]
+        shown = " ".join(result.text.split())
+        outs = [r for r in rows if r["source"] == result.path
+                and result.start_line <= r["line"] <= result.end_line]
         ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path
-               and info.get(r["source"], {}).get("kind") != "day_index"]
-        result.links.extend(_out_links(lay, outs, info, cache)[:limit])
+               and info.get(r["source"], {}).get("kind") != "day_index"
+               and _points_into(r["anchor"], result.start_line, result.end_line)]
+        result.links.extend([link for link in _out_links(lay, outs, info, cache)
+                             if not _restates(shown, link.lines)][:limit])
         seen: set[str] = set()
         for row in ins:
             if row["source"] in seen or len(seen) >= limit:
+                continue
+            lines = _anchored_lines(lay, row["source"], f"L{row['line']}", cache)
+            if _restates(shown, lines):
                 continue
             seen.add(row["source"])
             meta = info.get(row["source"], {})
             result.links.append(LinkInfo(
                 direction="in", path=row["source"], line=row["line"], anchor=row["anchor"],
                 label=row["label"], kind=row["kind"], name=meta.get("name") or "",
-                description=meta.get("description") or "",
-                lines=_anchored_lines(lay, row["source"], f"L{row['line']}", cache)))
+                description=meta.get("description") or "", lines=lines))
+
+
+_LINE_FRAME_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?|(\s*\[\[[^\]]+\]\])+\s*$")
+
+
+def _points_into(anchor: str, start: int, end: int) -> bool:
+    """A link to the whole note, or to lines of it the result shows (a link to other lines of
+    the same note is about something else)."""
+    ranges = parse_anchor(anchor) if anchor else []
+    return not ranges or any(a <= end and b >= start for a, b in ranges)
+
+
+def _restates(shown: str, lines: str) -> bool:
+    """The anchored lines say nothing the result does not: each, without its bullet, date and
+    links, is in the result's text."""
+    said = [" ".join(_SPEAKER_RE.sub("", _LINE_FRAME_RE.sub("", line).strip()).split())
+            for line in lines.split("\n")]
+    said = [s for s in said if s]
+    return bool(said) and all(s in shown for s in said)
 
 
 def _out_links(lay: Layout, rows: list[dict], info: dict, cache: dict) -> list[LinkInfo]:

@@ -1,0 +1,164 @@
+"""A generated multi-day scenario, offline and with the loopback model deciding: facts that
+change (home, manager, a pet's age, a drink, a schedule, a database, a team size; English and
+Chinese), stable procedures with identifiers, and small talk. After a few nightly dreams with
+the default settings the current value of every changed fact answers a question about it, every
+procedure is found verbatim in digest/, small talk made no node, a re-run changes nothing and
+the backlog is empty."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from datetime import date, timedelta
+
+import pytest
+
+from memflow.schemas.dream import DecisionReply, Unit
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.dream import digest
+from memflow.tasks.dream.consolidation import decide_offline
+from memflow.tasks.dream.nightly import catalog_path, run_dream
+from memflow.tasks.recall import search
+
+SMALL_TALK = ["Hi! Good morning.", "Thanks, that worked.", "Sounds good.", "好的，谢谢", "Hello again."]
+PROCEDURES = [
+    "To fix ERR_LEDGER_DRIFT, run ./scripts/reconcile.sh --ledger main and then check the drift dashboard.",
+    "To roll back the billing service, run deploy/rollback.sh with the previous release tag.",
+    "When the search index is stale, run `memflow reindex` on the search host.",
+]
+# (first statement, later statement, question, words the current value must show)
+CHANGES = [
+    ("I live in Berlin, in a flat near the Tiergarten.", "I moved from Berlin to Lisbon last week.",
+     "Where does Jonas live?", ["Lisbon"]),
+    ("My manager is Priya Raman.", "My new manager is Tomás Silva.", "Who is my manager?", ["Tomás"]),
+    ("My cat Mochi is three years old.", "我的猫Mochi现在四岁了。", "How old is the cat Mochi?", ["四岁"]),
+    ("I always drink a double espresso before my first meeting.",
+     "I switched from espresso to green tea in the morning.", "What do I drink in the morning?",
+     ["green tea"]),
+    ("I go to the gym on Mondays at 7:00.", "I now go to the gym on Wednesdays at 18:30.",
+     "When do I go to the gym?", ["Wednesdays"]),
+    ("We use MySQL for the billing database.", "We moved the billing database from MySQL to Postgres 16.",
+     "Which database does billing use?", ["Postgres"]),
+    ("Our payments team has 6 engineers.", "Our payments team has 8 engineers now.",
+     "How many engineers are on the payments team?", ["8 engineers"]),
+    ("我每周六上午九点去游泳。", "游泳现在改到周日下午三点了。", "我什么时候去游泳？", ["周日"]),
+]
+
+
+def scenario(seed: int) -> list[tuple[str, str, list[str]]]:
+    """Days of conversations: first statements, procedures and small talk shuffled over the
+    first days, then the changes, small talk everywhere."""
+    rng = random.Random(seed)
+    first = [c[0] for c in CHANGES] + PROCEDURES
+    rng.shuffle(first)
+    later = [c[1] for c in CHANGES]
+    rng.shuffle(later)
+    start = date(2026, 5, 4)
+    days = []
+    for n, chunk in enumerate([first[:6], first[6:], later[:4], later[4:]]):
+        texts = chunk + rng.sample(SMALL_TALK, 2)
+        rng.shuffle(texts)
+        days.append(((start + timedelta(days=2 * n)).isoformat(), f"jonas-{n}", texts))
+    return days
+
+
+def say(day: str, sid: str, texts: list[str]) -> list[dict]:
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:{n:02d}:00Z", "content": t}
+            for n, t in enumerate(texts)]
+
+
+def digest_texts(lay) -> dict[str, str]:
+    return {p.relative_to(lay.root).as_posix(): p.read_text() for p in (lay.root / "digest").rglob("*.md")}
+
+
+def live_through(settings, lay, days, decide=None) -> list:
+    summaries = []
+    for day, sid, texts in days:
+        auto_memory(settings, say(day, sid, texts), sid)
+        summaries.append(run_dream(settings, date.fromisoformat(day), decide=decide))
+    return summaries
+
+
+def check_outcome(settings, lay, last_day: str) -> None:
+    for _first, _later, question, current in CHANGES:
+        top = search(settings, question, limit=3).results[0]
+        assert all(word in top.text for word in current), (question, top.path, top.text)
+        facts = [f for node in digest_texts(lay).values() for f in digest.facts_of(node)]
+        stated = next(f for f in facts if all(word in f.text for word in current))
+        assert stated.history, f"the replaced value of {question!r} is kept as history"
+    nodes = digest_texts(lay)
+    for procedure in PROCEDURES:
+        assert any(procedure in text for text in nodes.values()), procedure
+        top = search(settings, procedure, limit=1).results[0]
+        assert procedure in top.text and top.path.startswith("digest/")
+    every_line = "\n".join(nodes.values())
+    assert not [t for t in SMALL_TALK if t in every_line]
+    before = digest_texts(lay)
+    again = run_dream(settings, date.fromisoformat(last_day))
+    assert again.status == "no change" and digest_texts(lay) == before
+    assert not [rel for rel, sha in json.loads(catalog_path(lay).read_text()).items()
+                if not (lay.root / rel).exists()]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_nightly_dreams_keep_memory_current_offline(settings, lay, seed):
+    days = scenario(seed)
+    summaries = live_through(settings, lay, days)
+    assert [s.notes_left for s in summaries] == [0] * len(days)
+    assert sum(s.actions.get("correct", 0) for s in summaries) == len(CHANGES)
+    check_outcome(settings, lay, days[-1][0])
+
+
+def model_decisions(fake, lay, sabotage: list[str]):
+    """The loopback model decides like the offline consolidator (its candidates come from the
+    request it got), except for units whose text is in `sabotage`: there its reply tries to put
+    the unit's fact in the place of an unrelated procedure line."""
+
+    def reply(messages):
+        prompt = messages[-1]["content"]
+        unit = Unit.model_validate_json(prompt.split("Unit:\n", 1)[1].split("\n\nCandidate nodes:", 1)[0])
+        shown = prompt.split("\n\nCandidate nodes:\n", 1)[1].rsplit("\n\nIf you create a node", 1)[0]
+        new_path = re.search(r"its path is (\S+)\.$", prompt).group(1)
+        nodes = {}
+        for block in shown.split("=== ")[1:]:
+            path, _, text = block.partition("\n")
+            if f"subject: {unit.subject}\n" in text:
+                nodes[path] = text.rstrip("\n") + "\n"
+        if unit.summary in sabotage:
+            sabotage.remove(unit.summary)
+            rel, text = next((rel, text) for rel, text in digest_texts(lay).items()
+                             if "/procedure/" in rel)
+            return json.dumps({"decision": {"action": "correct", "path": rel,
+                                            "old": digest.facts_of(text)[0].text,
+                                            "new": unit.summary, "reason": "newer"}})
+        return DecisionReply(decision=decide_offline(unit, nodes, new_path)).model_dump_json()
+
+    fake.default_chat = reply
+
+
+def test_the_same_scenario_with_the_model_deciding_and_one_bad_reply(model_settings, lay, fake_model):
+    from functools import partial
+
+    from memflow.tasks.dream import DreamStalled, decide_with_model
+
+    settings = model_settings.model_copy(update={"embedding_model": ""})
+    days = scenario(4)
+    sabotage = [next(text for text in days[2][2] if text not in SMALL_TALK)]
+    model_decisions(fake_model, lay, sabotage)
+    decide = partial(decide_with_model, settings)
+    outcomes = []
+    for day, sid, texts in days:
+        auto_memory(settings, say(day, sid, texts), sid)
+        procedures = {rel: text for rel, text in digest_texts(lay).items() if "/procedure/" in rel}
+        try:
+            outcomes.append(run_dream(settings, date.fromisoformat(day), decide=decide))
+        except DreamStalled as exc:  # the night's only note had the refused unit
+            outcomes.append(str(exc))
+        assert {rel: digest_texts(lay)[rel] for rel in procedures} == procedures  # never altered
+    assert not sabotage, "the bad reply was sent"
+    refused = [o for o in outcomes if isinstance(o, str) or o.failed_units]
+    assert len(refused) == 1 and "CORRECT refused" in str(refused[0] if isinstance(refused[0], str)
+                                                           else refused[0].failed_units)
+    assert outcomes[-1].notes_left == 0 and outcomes[-1].notes_consumed == 2  # caught up next night
+    check_outcome(settings, lay, days[-1][0])
