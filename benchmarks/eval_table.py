@@ -1,5 +1,5 @@
-"""Markdown table of `memflow eval locomo` runs: one row per output folder, the raw-turn
-baseline of the first run last.
+"""Markdown tables of `memflow eval locomo` runs: one row per output folder, the raw-turn
+baseline of the first run last; then `budget_recall_any` per question category.
 
     .venv/bin/python benchmarks/eval_table.py DIR [DIR ...]
 """
@@ -26,6 +26,19 @@ def main(folders: list[str]) -> None:
         first = first or summary
         print(row(Path(folder).name, summary, summary["run"]["seconds"]))
     print(row("raw-turn BM25 baseline", first["baseline"], "-"))
+    categories(folders)
+
+
+def categories(folders: list[str], budgets=("500", "1000", "2000")) -> None:
+    """budget_recall_any per LoCoMo category, one row per run and category."""
+    print()
+    print("| run | category | questions | " + " | ".join(f"budget_any@{b}" for b in budgets) + " |")
+    print("|---|---|---|" + "---|" * len(budgets))
+    for folder in folders:
+        summary = json.loads((Path(folder) / "summary.json").read_text())
+        for name, block in summary.get("per_category", {}).items():
+            cells = " | ".join(f"{block['budget_recall_any'][b]:.3f}" for b in budgets)
+            print(f"| {Path(folder).name} | {name} | {block['questions']} | {cells} |")
 
 
 if __name__ == "__main__":

@@ -249,3 +249,18 @@ def test_provenance_links_are_not_searched(settings, lay):
     run_index(settings)
     assert search(settings, "zorblax", limit=3).results == []
     assert search(settings, "heating plan", limit=3).results[0].path == "daily/2026-06-01/note.md"
+
+
+def test_repeated_fact_lines_are_cut_from_later_results():
+    from memflow.tasks.recall.hybrid import elide_repeats
+
+    shown = {"i went to a pottery class on friday."}
+    text = ("# Notes > ## Facts\n- Melanie: I went to a pottery class on Friday. [[session/dialog/s.jsonl#L2]]\n"
+            "- Melanie: The kids painted a sunset. [[session/dialog/s.jsonl#L3]]")
+    out, fresh, dropped = elide_repeats(text, shown)
+    assert dropped == 1 and "pottery" not in out and "painted a sunset" in out
+    assert fresh == {"the kids painted a sunset."}
+    digest_line = "- 2026-05-01: I went to a pottery class on Friday. [[daily/2026-05-01/n.md#L12]]"
+    assert elide_repeats(digest_line, shown) == ("", set(), 1)
+    history = "  - until 2026-05-01: I went to a pottery class on Friday. [[daily/x.md#L3]]"
+    assert elide_repeats(history, shown)[2] == 0  # history lines are context, never cut

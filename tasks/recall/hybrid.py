@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 
 from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
 from memflow.schemas.settings import Settings
-from memflow.tasks.ground.markdown import parse_anchor
-from memflow.tasks.ground.tokenize import query_tokens
+from memflow.tasks.ground.markdown import parse_anchor, searchable_text
+from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.workspace import Layout, PathError, layout, safe_path
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
@@ -135,9 +135,11 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     if vectors_on:
         rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
-    fused = weigh_layers(index, rrf(rankings, weights, settings.rrf_k), settings.digest_weight)
-    fused = [f for f in fused if f.score >= min_score]
-    fused, rows = one_hit_per_fact(index, lay, fused, limit)
+    rankings = {b: weigh_layers(index, r, settings.digest_weight) for b, r in rankings.items()}
+    fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
+    fused, rows = one_hit_per_fact(index, lay, fused, limit,
+                                   set(query_tokens(query, settings.keyword_tokenizer)),
+                                   settings.keyword_tokenizer)
     results = []
     for f, row in zip(fused, rows):
         shown = {k: row[k] for k in RESULT_COLUMNS}
@@ -156,16 +158,17 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                           vector_hits=vector_hits, keyword_hits=keyword_hits)
 
 
-def weigh_layers(index: keyword.KeywordIndex, fused: list, digest_weight: float) -> list:
-    """Digest chunks' fused scores times `digest_weight`, re-sorted (1.0: unchanged)."""
+def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],
+                 digest_weight: float) -> list[tuple[str, float]]:
+    """A branch's ranking with digest chunks' scores (BM25, cosine) times `digest_weight`,
+    re-sorted: a prior on relevance, so a digest chunk that matches far better still ranks
+    first (1.0: unchanged)."""
     if digest_weight == 1.0:
-        return fused
+        return ranking
     layers = index.docs.column("layer")
-    for f in fused:
-        if layers[index.row_of(f.id)].as_py() == "digest":
-            f.score *= digest_weight
-            f.parts = {b: p * digest_weight for b, p in f.parts.items()}
-    return sorted(fused, key=lambda f: (-f.score, f.id))
+    weighed = [(cid, score * digest_weight if layers[index.row_of(cid)].as_py() == "digest" else score)
+               for cid, score in ranking]
+    return sorted(weighed, key=lambda pair: -pair[1])
 
 
 def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
@@ -185,10 +188,13 @@ def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[
     return keys
 
 
-def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limit: int) -> tuple[list, list[dict]]:
+def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limit: int,
+                     terms: set[str] | None = None, tokenizer: str = "bigram") -> tuple[list, list[dict]]:
     """The first `limit` candidates that each say something the ones above them did not: a
     digest chunk whose facts all come from daily lines already shown is left out, and so is a
-    daily chunk whose lines a digest chunk above already states (a fact is one hit, not two)."""
+    daily chunk whose lines a digest chunk above already states (a fact is one hit, not two).
+    A candidate that matched only through lines already shown (what is left of it has none of
+    the query's `terms`) is left out too."""
     kept, rows, seen, said = [], [], set(), set()
     for start in range(0, len(fused), max(limit, 1)):
         batch = fused[start:start + max(limit, 1)]
@@ -199,6 +205,8 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
             text, fresh, repeated = elide_repeats(row["text"], said)
             if repeated and not fresh:
                 continue  # every fact line of it was shown above, in other words of the same line
+            if repeated and terms and not terms & set(tokenize(searchable_text(text), tokenizer)):
+                continue  # it matched through the lines shown above only
             seen |= keys
             said |= fresh
             kept.append(candidate)
