@@ -14,6 +14,7 @@ from memflow.schemas.settings import load_settings
 from memflow.tasks.capture import (
     auto_memory,
     auto_resource,
+    check_messages,
     read_with_model,
     write_with_model,
 )
@@ -29,12 +30,14 @@ resources_task = task(auto_resource, name="auto-resource")
 
 @flow(name="capture", version=__version__, persist_result=True)
 def capture_flow(workspace: str, messages: list[dict], session_id: str, memory_hint: str = "",
-                 day: date | None = None) -> AutoMemoryResult:
-    """A conversation -> session log + daily notes (model writer if a chat model is set)."""
+                 day: date | None = None, skip_invalid: bool = False) -> AutoMemoryResult:
+    """A conversation -> session log + daily notes (model writer if a chat model is set).
+    A conversation with an invalid message is rejected before anything is written."""
     settings = load_settings(workspace)
+    check_messages(messages, skip_invalid)
     writer = partial(write_note, settings) if settings.chat_model else None
     with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
-        result = capture_task(settings, messages, session_id, memory_hint, day, writer)
+        result = capture_task(settings, messages, session_id, memory_hint, day, writer, skip_invalid)
     publish_table("capture", workspace, [note.model_dump(mode="json") for note in result.notes],
                   f"session {session_id}: +{result.new_messages} message(s)")
     return result

@@ -131,15 +131,17 @@ def auto_memory_search(message: str, workspace: WorkspaceArg = None, max_results
 
 
 def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = None,
-            memory_hint: str = "", date=None):
+            memory_hint: str = "", date=None, skip_invalid: bool = False):
     """auto_memory: a conversation -> session log + daily notes; returns AutoMemoryResult.
 
+    Every message is validated first: a bad one raises InvalidMessages naming it and nothing is
+    written, unless `skip_invalid` (then it is left out and listed in `result.skipped`).
     Uses the configured chat model, or the offline extractive writer when none is set. Direct
     calls make one model attempt; the `capture` Prefect flow retries (see memflow.flows.capture).
     """
     from datetime import date as date_type
 
-    from memflow.tasks.capture import auto_memory
+    from memflow.tasks.capture import auto_memory, check_messages
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
 
@@ -150,8 +152,9 @@ def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = Non
         from memflow.tasks.capture import model_writer
 
         writer = model_writer(settings)
+    check_messages(messages, skip_invalid)  # a rejected conversation takes no lock, writes nothing
     with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
-        return auto_memory(settings, messages, session_id, memory_hint, day, writer)
+        return auto_memory(settings, messages, session_id, memory_hint, day, writer, skip_invalid)
 
 
 def capture_resources(workspace: WorkspaceArg = None):

@@ -70,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--session", required=True)
     s.add_argument("--date")
     s.add_argument("--hint", default="")
+    s.add_argument("--skip-invalid", action="store_true",
+                   help="leave invalid messages out (counted) instead of rejecting the conversation")
     s.add_argument("--json", action="store_true")
     s = sub.add_parser("resources", help="turn changed files under resource/ into daily notes")
     s.add_argument("--json", action="store_true")

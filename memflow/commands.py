@@ -193,15 +193,27 @@ def read_messages(source: str) -> list[dict]:
         raise ValueError(f"{source}: no messages")
     try:
         data = json.loads(stripped)
-        messages = data.get("messages") if isinstance(data, dict) else data
-    except json.JSONDecodeError:
-        try:
-            messages = [json.loads(line) for line in stripped.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}: neither a JSON list nor JSONL ({exc})") from exc
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        raise ValueError(f"{source}: expected a list of message objects")
-    return messages
+    except json.JSONDecodeError as whole:
+        if "\n" not in stripped:
+            raise ValueError(f"{source}: not JSON ({whole.msg} at line {whole.lineno} column "
+                             f"{whole.colno})") from whole
+        messages = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    messages.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{source}: line {number} is not JSON ({exc.msg}); a JSONL file "
+                                     "has one message object per line") from exc
+        return messages
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        return data["messages"]
+    if isinstance(data, dict) and "role" in data:
+        return [data]  # JSONL of one message
+    if not isinstance(data, list):
+        raise ValueError(f"{source}: expected a JSON list of messages (or JSONL), got a JSON "
+                         f"{type(data).__name__}")
+    return data
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
@@ -213,13 +225,17 @@ def cmd_capture(args: argparse.Namespace) -> int:
         from memflow.flows.capture import capture_flow
 
         day = date.fromisoformat(args.date) if args.date else None
-        result = capture_flow(str(settings.workspace), messages, args.session, args.hint, day)
+        result = capture_flow(str(settings.workspace), messages, args.session, args.hint, day,
+                              args.skip_invalid)
     else:
-        result = api.capture(messages, args.session, settings, args.hint, args.date)
+        result = api.capture(messages, args.session, settings, args.hint, args.date,
+                             args.skip_invalid)
     if args.json:
         print(result.model_dump_json(indent=2))
         return 0
     print(f"session log: {result.source_conversation} (+{result.new_messages} message(s))")
+    for line in result.skipped:
+        print(f"  skipped {line}", file=sys.stderr)
     for note in result.notes:
         state = "created" if note.created else "updated" if note.modified else "unchanged"
         print(f"  {note.date}: {note.path or 'nothing worth keeping'} ({state})")

@@ -56,6 +56,7 @@ class AutoMemoryResult(BaseModel):
     n_messages: int = 0
     index: str | None = None
     notes: list[DayNoteResult] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)  # invalid messages left out (skip_invalid)
 
 
 class ResourceResult(BaseModel):

@@ -24,6 +24,7 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.capture.extractive import write_extractive
 from memflow.tasks.capture.sessionlog import append_messages, date_lines, log_path
+from memflow.tasks.capture.validate import check_messages
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
@@ -137,17 +138,20 @@ def _advance(lay: Layout, session_id: str, done: dict, day: date, lines: list[in
 
 
 def auto_memory(settings: Settings, messages: list[dict], session_id: str, memory_hint: str = "",
-                day: date | None = None, writer: Writer | None = None) -> AutoMemoryResult:
-    """Conversation -> session log + one daily note per date touched; returns what changed."""
+                day: date | None = None, writer: Writer | None = None,
+                skip_invalid: bool = False) -> AutoMemoryResult:
+    """Conversation -> session log + one daily note per date touched; returns what changed.
+
+    Every message is validated first (`validate.check_messages`): a bad one rejects the call
+    with nothing written, or with `skip_invalid` is left out and listed in `result.skipped`."""
     lay = layout(settings)
     check_session_id(session_id)
-    if not isinstance(messages, list):
-        raise ValueError("messages must be a list of {role, content, timestamp?, id?} objects")
+    messages, skipped = check_messages(messages, skip_invalid)
     write = writer or offline_writer
     full_log, new_lines = append_messages(lay, session_id, messages)
     source = log_path(lay, session_id)
     result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
-                              new_messages=len(new_lines))
+                              new_messages=len(new_lines), skipped=skipped)
     by_day = date_lines(full_log, settings.timezone, day, today(settings))
     done = read_json(_state_path(lay, session_id), {})
     # A date is (re)written when it has lines past its watermark: new messages, or a writer
@@ -178,5 +182,7 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
         result.modified, result.n_messages, result.index = last.modified, last.n_messages, last.index
     summary = ", ".join(f"{n.path} ({'created' if n.created else 'updated'})"
                         for n in result.notes if n.created or n.modified)
+    if skipped:
+        summary = f"{summary or 'no change'}; skipped {len(skipped)} invalid message(s): {skipped[0]}"
     append_event(lay, "auto_memory", changed_paths, summary or "no change")
     return result
