@@ -19,7 +19,7 @@ except PackageNotFoundError:  # running from a source tree
 _API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "frontmatter_set",
         "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
         "capture_resources", "inbox", "dream", "dream_runs", "dream_rollback", "dream_migrate",
-        "proactive"}
+        "proactive", "forget"}
 _ELSEWHERE = {"demo": "memflow.demo_loop"}  # it drives the API, so it cannot live in it
 
 

@@ -250,3 +250,24 @@ def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
     day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
     return read_topics(settings, day)
 
+
+
+def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str | None = None,
+           match: str | None = None, dry_run: bool = False) -> list[str]:
+    """Remove a session, a daily note or every mention of a text from session logs, daily
+    notes, digest nodes, text resources and the index, and keep tombstones so later captures do
+    not bring it back. Returns what changes (`dry_run`: what would, nothing written)."""
+    from memflow.tasks.forget import apply_forget, plan_forget
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+
+    if sum(x is not None and x != "" for x in (session, note, match)) != 1:
+        raise ValueError("forget takes exactly one of session, note, match")
+    settings = settings_for(workspace)
+    with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_timeout):
+        plan = plan_forget(settings, session, note, match)
+        if plan.empty():
+            return []
+        if not dry_run:
+            apply_forget(settings, plan)
+        return plan.lines()

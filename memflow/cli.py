@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s = sub.add_parser("resources", help="turn changed files under resource/ into daily notes")
     s.add_argument("--json", action="store_true")
+    s = sub.add_parser("forget", help="remove a session, a daily note or a text everywhere")
+    what = s.add_mutually_exclusive_group(required=True)
+    what.add_argument("--session")
+    what.add_argument("--note", help="a daily note path")
+    what.add_argument("--match", help="text: every message and line containing it (any case)")
+    s.add_argument("--dry-run", action="store_true", help="list what would change, change nothing")
     s = sub.add_parser("inbox", help="list job events")
     s.add_argument("--since")
     s = sub.add_parser("dream", help="consolidate daily notes into digest nodes")
@@ -116,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return getattr(commands, f"cmd_{args.command}")(args) or 0
+    except BrokenPipeError:  # the reader stopped reading (`| head`, `| grep -q`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
         message, code = commands.describe_error(exc)
         if message is None:

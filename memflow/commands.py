@@ -378,3 +378,12 @@ def print_eval(summary: dict, out: str) -> None:
             print(f"{key + '@' + k:<24}{value:>10.3f}{base[key][k]:>10.3f}")
     print(f"{'mrr':<24}{summary['mrr']:>10.3f}{base['mrr']:>10.3f}")
     print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    lines = api.forget(workspace_of(args), args.session, args.note, args.match, args.dry_run)
+    if not lines:
+        print("nothing to forget")
+    for line in lines:
+        print(("would " if args.dry_run else "") + line)
+    return 0

@@ -25,7 +25,7 @@ from memflow.tasks.index.indexing import run_index
 
 
 def say(day, sid, *texts):
-    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:0{n}:00Z", "content": t}
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:{n:02d}:00Z", "content": t}
             for n, t in enumerate(texts)]
 
 

@@ -210,7 +210,7 @@ def test_demo_query_for_rolling_back_a_deploy_finds_the_rollback_procedure(tmp_p
 
 
 def say(day, sid, *texts):
-    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:0{n}:00Z", "content": t}
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:{n:02d}:00Z", "content": t}
             for n, t in enumerate(texts)]
 
 

@@ -23,8 +23,15 @@ from memflow.schemas.capture import (
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.capture.extractive import write_extractive
-from memflow.tasks.capture.sessionlog import append_messages, date_lines, log_path
+from memflow.tasks.capture.sessionlog import (
+    append_messages,
+    date_lines,
+    log_path,
+    message_key,
+    message_text,
+)
 from memflow.tasks.capture.validate import check_messages
+from memflow.tasks.ground import tombstones
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
@@ -148,7 +155,14 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     check_session_id(session_id)
     messages, skipped = check_messages(messages, skip_invalid)
     write = writer or offline_writer
-    full_log, new_lines = append_messages(lay, session_id, messages)
+    tomb = tombstones.load(lay)
+    keys = set(tomb["messages"])
+
+    def forgotten(message: dict) -> bool:
+        return message_key(message) in keys or tombstones.forgotten_text(message_text(message),
+                                                                          tomb["texts"])
+
+    full_log, new_lines = append_messages(lay, session_id, messages, forgotten)
     source = log_path(lay, session_id)
     result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
                               new_messages=len(new_lines), skipped=skipped)
@@ -160,6 +174,9 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     changed_paths: list[str] = []
     for note_day in sorted(touched):
         lines = by_day[note_day]
+        if f"{session_id}|{note_day.isoformat()}" in tomb["notes"]:
+            _advance(lay, session_id, done, note_day, lines)  # a forgotten note stays forgotten
+            continue
         existing = find_note(lay, session_id, note_day)
         existing_text = read_text(lay.root / existing) if existing else ""
         note = write(full_log, lines, memory_hint, existing_text, source)

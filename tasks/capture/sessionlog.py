@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import date, datetime, timezone
 from zoneinfo import ZoneInfo
 
@@ -88,15 +89,17 @@ def read_log(lay: Layout, session_id: str) -> list[dict]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def append_messages(lay: Layout, session_id: str, messages: list[dict]) -> tuple[list[dict], list[int]]:
-    """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones)."""
+def append_messages(lay: Layout, session_id: str, messages: list[dict],
+                    forgotten: Callable[[dict], bool] | None = None) -> tuple[list[dict], list[int]]:
+    """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones).
+    A message `forgotten` says was forgotten (`memflow forget`) is not logged again."""
     log = read_log(lay, session_id)
     seen = {message_key(m) for m in log}
     path = lay.root / log_path(lay, session_id)
     new_lines = []
     for message in messages:
         cleaned = clean_message(message)
-        if cleaned is None or message_key(cleaned) in seen:
+        if cleaned is None or message_key(cleaned) in seen or (forgotten and forgotten(cleaned)):
             continue
         seen.add(message_key(cleaned))
         append_line(path, json.dumps(cleaned, ensure_ascii=False, default=str))

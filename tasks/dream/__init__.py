@@ -5,9 +5,10 @@ consume nothing), `migrate_nodes` (earlier node format -> fact lines), its stage
 `topics_stage`, `finish_stage` (the Prefect flow runs them as tasks), the model deciders
 `extract_with_model`, `decide_with_model`, runs and rollback (`list_runs`, `rollback`,
 `catalog_path`), the chosen interest topics (`proactive`) and a run as Markdown
-(`summary_markdown`).
+(`summary_markdown`); the node format's read side (`facts_of`, `fact_line`).
 """
 
+from memflow.tasks.dream.digest import fact_line, facts_of, set_meta
 from memflow.tasks.dream.dream_runs import list_runs, rollback
 from memflow.tasks.dream.migrate import migrate_nodes
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
@@ -25,4 +26,5 @@ from memflow.tasks.dream.nightly import (
 
 __all__ = ["run_dream", "extract_stage", "integrate_stage", "topics_stage", "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
-           "proactive", "summary_markdown", "migrate_nodes", "DreamStalled"]
+           "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
+           "set_meta"]

@@ -88,6 +88,9 @@ def rollback(lay: Layout, run_id: str, catalog_path: Path, force: bool = False) 
     if record.manifest["status"] == "rolled back":
         raise RollbackConflict(f"run {run_id} was already rolled back")
     files = record.manifest["files"]
+    if any(info.get("forgotten") for info in files.values()):
+        raise RollbackConflict(f"run {run_id} touched material that was forgotten since "
+                               "(memflow forget): it can no longer be rolled back")
     changed = [rel for rel, info in files.items() if sha_of(lay.root / rel) != info["post_sha256"]]
     if changed and not force:
         raise RollbackConflict(

@@ -153,10 +153,13 @@ class IndexStore:
         return table.column("id").combine_chunks(), flat.reshape(-1, dims).astype(np.float32, copy=False)
 
     # -- upkeep --------------------------------------------------------------------------
-    def compact(self) -> None:
+    def compact(self, keep_seconds: float = 60) -> None:
+        """Compact every table and drop versions older than `keep_seconds` (0 after a forget:
+        deleted rows must not survive in old versions)."""
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for name in self.db.list_tables().tables:
-                self.db.open_table(name).optimize(cleanup_older_than=timedelta(seconds=60))
+                self.db.open_table(name).optimize(cleanup_older_than=timedelta(seconds=keep_seconds),
+                                                  delete_unverified=keep_seconds == 0)

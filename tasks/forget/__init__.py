@@ -1,0 +1,10 @@
+"""Forgetting: the one job that removes what was given, and only when asked.
+
+Entry points: `plan_forget` (pure over the files: what `memflow forget` would change, by session,
+by daily note or by a text match) and `apply_forget` (does it, records tombstones so later
+captures do not bring it back, and re-indexes).
+"""
+
+from memflow.tasks.forget.forgetting import ForgetPlan, apply_forget, plan_forget
+
+__all__ = ["plan_forget", "apply_forget", "ForgetPlan"]

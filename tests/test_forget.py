@@ -1,0 +1,94 @@
+"""`memflow forget`: a forgotten session leaves no trace in search, files or index, a later
+capture of its older messages does not bring it back, and `--dry-run` changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date
+
+from helpers import run_cli
+
+import memflow
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.dream import run_dream
+
+
+def say(day, sid, *texts):
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:{n:02d}:00Z", "content": t}
+            for n, t in enumerate(texts)]
+
+
+def tree(root) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and "metadata/index" not in p.as_posix()}
+
+
+def everything(root, but=()) -> str:
+    """Every byte of the workspace, index included, as text."""
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*")
+                     if p.is_file() and p.name not in but)
+
+
+def workspace(settings):
+    secret = say("2026-07-01", "secret", "My safe code is 4471-ZULU.", "I live in Berlin, near the park.")
+    auto_memory(settings, secret, "secret")
+    auto_memory(settings, say("2026-07-02", "other", "The boiler is serviced every March."), "other")
+    run_dream(settings, date(2026, 7, 2))
+    return secret
+
+
+def test_forgetting_a_session_leaves_no_trace(settings, lay):
+    secret = workspace(settings)
+    assert memflow.search("4471-ZULU", settings).results
+    before = tree(lay.root)
+    res = run_cli("-w", str(lay.root), "forget", "--session", "secret", "--dry-run")
+    assert res.returncode == 0 and "would delete daily/2026-07-01/" in res.stdout, res.stderr
+    assert tree(lay.root) == before  # a dry run changes nothing
+    res = run_cli("-w", str(lay.root), "forget", "--session", "secret")
+    assert res.returncode == 0, res.stderr
+    assert "4471" not in everything(lay.root) and "Berlin" not in everything(lay.root)
+    assert not memflow.search("4471-ZULU", settings).results
+    assert not memflow.search("Berlin park", settings).results
+    assert memflow.search("boiler serviced", settings).results  # the rest stays
+    memflow.capture(secret, "secret", settings)  # the older messages arrive again
+    assert "4471" not in everything(lay.root) and not memflow.search("4471-ZULU", settings).results
+    later = say("2026-07-03", "secret", "The garage door code changed.")
+    later[0]["id"] = "secret-new"
+    assert memflow.capture(later, "secret", settings).new_messages == 1  # new messages are welcome
+    assert "tombstones.json" in " ".join(tree(lay.root))
+
+
+def test_forgetting_a_text_removes_every_mention_and_keeps_the_rest(settings, lay):
+    workspace(settings)
+    (lay.root / "resource/codes.txt").write_text("wifi: guest\nsafe: 4471-ZULU\n")
+    lines = memflow.forget(settings, match="4471-zulu")
+    assert any(line.startswith("edit resource/codes.txt") for line in lines)
+    # the tombstone keeps the text itself: it is how a later capture knows to refuse it
+    assert "4471" not in everything(lay.root, but=("tombstones.json",))
+    assert "4471" not in (lay.root / "resource/codes.txt").read_text()
+    assert "wifi: guest" in (lay.root / "resource/codes.txt").read_text()
+    assert "Berlin" in everything(lay.root)  # the rest of that conversation stays
+    log = (lay.root / "session/dialog/secret.jsonl").read_text().splitlines()
+    assert json.loads(log[0]) == {"forgotten": True} and "Berlin" in log[1]  # line numbers kept
+
+
+def test_forgetting_a_note_keeps_it_from_coming_back(settings, lay):
+    workspace(settings)
+    note = next(p.relative_to(lay.root).as_posix() for p in (lay.root / "daily/2026-07-02").glob("*.md"))
+    memflow.forget(settings, note=note)
+    assert not (lay.root / note).exists() and "boiler" not in everything(lay.root)
+    auto_memory(settings, say("2026-07-02", "other", "The boiler is serviced every March.",
+                              "The boiler is in the basement."), "other")
+    assert not list((lay.root / "daily/2026-07-02").glob("*.md"))  # not recreated
+
+
+def test_a_forgotten_current_value_gives_the_older_one_back(settings, lay):
+    auto_memory(settings, say("2026-07-01", "a", "I live in Berlin, near the Tiergarten park."), "a")
+    run_dream(settings, date(2026, 7, 1))
+    auto_memory(settings, say("2026-07-05", "b", "I moved from Berlin to Lisbon last week."), "b")
+    run_dream(settings, date(2026, 7, 5))
+    memflow.forget(settings, session="b")
+    node = next((lay.root / "digest").rglob("*home*")).read_text()
+    assert "Lisbon" not in node and "until" not in node
+    assert "\n- 2026-07-01: I live in Berlin, near the Tiergarten park. [[daily/2026-07-01/" in node
