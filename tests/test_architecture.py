@@ -23,7 +23,8 @@ STAGE_DEPS = {"capture": set(), "index": set(), "recall": {"capture", "index"},
 LIBRARY_HOMES = {"prefect": "memflow.flows", "litellm": "memflow.tasks.ground.llm",
                  "mistletoe": "memflow.tasks.ground.markdown", "bm25s": "memflow.tasks.stores.keyword",
                  "lancedb": "memflow.tasks.stores.lance",
-                 "sentence_transformers": "memflow.tasks.ground.local_embeddings"}
+                 "sentence_transformers": "memflow.tasks.ground.local_embeddings",
+                 "bs4": "memflow.tasks.capture.convert", "markdownify": "memflow.tasks.capture.convert"}
 
 
 def module_files() -> dict[str, Path]:

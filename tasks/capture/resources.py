@@ -16,6 +16,7 @@ from datetime import date
 
 from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
+from memflow.tasks.capture.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.notes import render_note
@@ -84,16 +85,41 @@ def scan_resources(lay: Layout) -> tuple[dict[str, str], list[str]]:
     return found, skipped
 
 
+_ANCHOR_RE = re.compile(r"\[\[([^\]#|]+)#L(\d+)\]\]")
+
+
+def _relink(card: str, rel: str, converted: Converted) -> str:
+    """Card links to lines of the converted text -> links to the file's lines (or to the file
+    when conversion moved its lines, as HTML or JSON do)."""
+    def fix(match: re.Match) -> str:
+        if match.group(1) != rel:
+            return match.group(0)
+        if not converted.lines_match_file:
+            return f"[[{rel}]]"
+        return f"[[{rel}#L{int(match.group(2)) + converted.first_line - 1}]]"
+
+    return _ANCHOR_RE.sub(fix, card)
+
+
 def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, reader: Reader,
                         current: str | None) -> str:
     data = (lay.root / rel).read_bytes()
+    if looks_binary(data):
+        raise NotText(f"{rel}: binary content, not text; no note written (give it a text file)")
     truncated = len(data) > settings.resource_max_bytes
-    text = decode(data[: settings.resource_max_bytes], settings.decode_errors, rel)
-    description, card = reader(rel, text, truncated)
+    converted = convert(rel, decode(data[: settings.resource_max_bytes], settings.decode_errors, rel))
+    description, card = reader(rel, converted.text, truncated)
+    card = _relink(card, rel, converted)
     name = rel.rsplit("/", 1)[-1]
     folder = f"{lay.daily}/{day.isoformat()}"
     target = current or unique_path(lay, folder, "resource-" + slugify(name))
+    own = converted.meta
+    if isinstance(own.get("description") or own.get("title"), str):
+        description = f"{name}: {str(own.get('description') or own.get('title'))[:150]}"
     meta = {"name": name, "description": description, "source_resource": f"[[{rel}]]"}
+    if own:  # the file's own frontmatter, as fields of the card (never as text)
+        meta["resource_meta"] = {str(k): v if isinstance(v, (str, int, float, bool)) else str(v)
+                                 for k, v in list(own.items())[:20]}
     atomic_write_text(lay.root / target, render_note(meta, f"\n# {name}\n\n{card}\n"))
     return target
 
@@ -108,11 +134,19 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     days: set[date] = set()
     for rel, sha in found.items():
         known = catalog.get(rel)
-        if known and known["sha256"] == sha and (lay.root / known["note"]).exists():
+        if known and known["sha256"] == sha and (known.get("refused") or (
+                known.get("note") and (lay.root / known["note"]).exists())):
             continue
         day = resource_date(lay, rel, today(settings))
         try:
-            note = write_resource_note(lay, settings, rel, day, read, known and known["note"])
+            note = write_resource_note(lay, settings, rel, day, read, known and known.get("note"))
+        except NotText as exc:  # refused once, said in the inbox; tried again when it changes
+            log.error("%s", exc)
+            result.failed[rel] = str(exc)
+            catalog[rel] = {"sha256": sha, "note": None, "refused": str(exc)}
+            atomic_write_json(catalog_path, catalog)
+            append_event(lay, "auto_resource", [rel], f"refused {exc}")
+            continue
         except (ValueError, OSError) as exc:
             log.error("resource %s failed: %s", rel, exc)
             result.failed[rel] = str(exc)
@@ -122,8 +156,8 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
         atomic_write_json(catalog_path, catalog)  # after the note: a failure is retried
         days.add(day)
     for rel in sorted(set(catalog) - set(found)):
-        note = catalog[rel]["note"]
-        if (lay.root / note).exists():
+        note = catalog[rel].get("note")
+        if note and (lay.root / note).exists():
             (lay.root / note).unlink()  # the generated note only; the resource is already gone
             result.removed.append(note)
             day = date_of(note)

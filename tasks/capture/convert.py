@@ -1,0 +1,110 @@
+"""Resource files -> clean text for their cards (pure). The one module that imports
+beautifulsoup4 and markdownify.
+
+HTML becomes Markdown (scripts, styles, navigation, headers, footers and forms dropped; headings,
+lists, links and tables kept); a Markdown file's frontmatter becomes card fields, not text;
+JSON/JSONL/YAML become `key.path: value` lines and CSV `column: value` rows; binary content is
+refused. `lines_match_file` says whether line N of the text is line N of the file (so a card may
+link to `file#LN`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+import yaml
+
+from memflow.tasks.ground.markdown import split_frontmatter
+from memflow.tasks.ground.notes import parse_note
+
+DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside",
+                "form", "iframe", "svg", "canvas", "button")
+
+
+class NotText(ValueError):
+    """The file's content is not text (a binary file with a text suffix)."""
+
+
+@dataclass
+class Converted:
+    text: str
+    meta: dict = field(default_factory=dict)
+    lines_match_file: bool = True
+    first_line: int = 1  # file line of the text's first line (after frontmatter)
+
+
+def looks_binary(data: bytes) -> bool:
+    """NUL bytes, or mostly control bytes, in the first 8 KiB."""
+    head = data[:8192]
+    if b"\0" in head:
+        return True
+    if not head:
+        return False
+    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
+    return control / len(head) > 0.1
+
+
+def html_to_markdown(html: str) -> str:
+    from bs4 import BeautifulSoup
+    from markdownify import markdownify
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup.find_all(DROPPED_TAGS):
+        tag.decompose()
+    body = soup.body or soup
+    text = markdownify(str(body), heading_style="ATX", bullets="-", strip=["img"])
+    lines = [line.rstrip() for line in text.split("\n")]
+    out: list[str] = []
+    for line in lines:  # at most one blank line in a row
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip() + "\n"
+
+
+def _key_paths(value: object, prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [line for k, v in value.items() for line in _key_paths(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list):
+        return [line for n, v in enumerate(value) for line in _key_paths(v, f"{prefix}[{n}]")]
+    return [f"{prefix}: {value}" if prefix else str(value)]
+
+
+def convert(rel: str, text: str) -> Converted:
+    """Text of a resource as a card should read it."""
+    suffix = rel.rsplit(".", 1)[-1].lower()
+    if suffix in ("html", "htm"):
+        return Converted(html_to_markdown(text), lines_match_file=False)
+    if suffix == "md":
+        front, body, first = split_frontmatter(text)
+        meta = parse_note(rel, text).metadata if front is not None else {}
+        return Converted(body, meta=meta, first_line=first)
+    if suffix == "json":
+        try:
+            return Converted("\n".join(_key_paths(json.loads(text))), lines_match_file=False)
+        except json.JSONDecodeError:
+            return Converted(text)  # kept as it is: a broken JSON file is still text
+    if suffix == "jsonl":
+        lines = []
+        for line in text.split("\n"):
+            try:
+                lines.append("; ".join(_key_paths(json.loads(line))) if line.strip() else "")
+            except json.JSONDecodeError:
+                lines.append(line)
+        return Converted("\n".join(lines))  # one record per line: lines still match
+    if suffix in ("yaml", "yml"):
+        try:
+            return Converted("\n".join(_key_paths(yaml.safe_load(text))), lines_match_file=False)
+        except yaml.YAMLError:
+            return Converted(text)
+    if suffix == "csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        if len(rows) < 2:
+            return Converted(text)
+        header = rows[0]
+        lines = [", ".join(header)] + ["; ".join(f"{h}: {v}" for h, v in zip(header, row) if v)
+                                      for row in rows[1:]]
+        return Converted("\n".join(lines))  # row N is file line N (no quoted newlines assumed)
+    return Converted(text)
