@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("search", help="hybrid search over the index")
     s.add_argument("query")
     s.add_argument("--limit", type=int, default=5)
-    s.add_argument("--layer", choices=["daily", "digest"])
+    s.add_argument("--layer", choices=["daily", "digest", "resource"])
     s.add_argument("--prefix")
     s.add_argument("--since")
     s.add_argument("--until")

@@ -55,7 +55,8 @@ class Settings(BaseSettings):
     # crowd out the daily chunks that hold a question's evidence in its conversation.
     digest_weight: float = Field(default=0.5, ge=0.0, le=4.0)
 
-    resource_max_bytes: int = 1024 * 1024
+    resource_max_bytes: int = 1024 * 1024  # what a resource's card is made from
+    resource_index_max_bytes: int = 64 * 1024 * 1024  # larger resources are not indexed (logged)
     digest_node_bytes: int = 8000  # a node past this size is split by subject, not grown
     lock_timeout: float = 600.0
 

@@ -24,7 +24,7 @@ LIBRARY_HOMES = {"prefect": "memflow.flows", "litellm": "memflow.tasks.ground.ll
                  "mistletoe": "memflow.tasks.ground.markdown", "bm25s": "memflow.tasks.stores.keyword",
                  "lancedb": "memflow.tasks.stores.lance",
                  "sentence_transformers": "memflow.tasks.ground.local_embeddings",
-                 "bs4": "memflow.tasks.capture.convert", "markdownify": "memflow.tasks.capture.convert"}
+                 "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert"}
 
 
 def module_files() -> dict[str, Path]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from memflow.tasks.capture import auto_resource
-from memflow.tasks.capture.convert import convert, looks_binary
+from memflow.tasks.ground.convert import convert, looks_binary
 from memflow.tasks.index import run_index
 from memflow.tasks.recall import search
 

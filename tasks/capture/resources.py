@@ -16,8 +16,8 @@ from datetime import date
 
 from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
-from memflow.tasks.capture.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.ground.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.notes import render_note
 from memflow.tasks.ground.workspace import (

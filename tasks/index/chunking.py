@@ -10,6 +10,7 @@ breadcrumb of its ancestor headings, counted in the budget. Chunk text is origin
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -222,3 +223,40 @@ def _safe_cut(data: bytes, links: list[tuple[int, int]], pos: int, floor: int) -
         while pos < len(data) and (data[pos] & 0xC0) == 0x80:
             pos += 1
     return pos
+
+
+def chunk_resource(rel: str, text: str, converted, budget: int) -> list[tuple[int, int, str]]:
+    """A text resource -> (start line, end line, text) chunks of the file itself. CSV: rows under
+    their header line; text whose lines moved in conversion (HTML, JSON, YAML): byte windows of
+    the converted text, each spanning the file; other text: byte windows of the file with the
+    lines they cover."""
+    if rel.lower().endswith(".csv") and converted.lines_match_file:
+        return _csv_chunks(text, budget)
+    if not converted.lines_match_file:
+        last = text.count("\n") + 1
+        return [(1, last, window) for _, _, window in chunk_bytes(converted.text, budget)]
+    data = text.encode("utf-8")
+    breaks = [m.start() for m in re.finditer(b"\n", data)]
+    out = []
+    for start, end, window in chunk_bytes(text, budget):
+        first = bisect.bisect_left(breaks, start) + 1
+        last = bisect.bisect_left(breaks, max(end - 1, start)) + 1
+        out.append((first, last, window))
+    return out
+
+
+def _csv_chunks(text: str, budget: int) -> list[tuple[int, int, str]]:
+    lines = text.split("\n")
+    header, out, rows, first = lines[0], [], [], 2
+    size = len(header.encode()) + 1
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        if rows and size + len(line.encode()) + 1 > budget:
+            out.append((first, number - 1, "\n".join([header, *rows])))
+            rows, size, first = [], len(header.encode()) + 1, number
+        rows.append(line)
+        size += len(line.encode()) + 1
+    if rows or not out:
+        out.append((1 if not out else first, len(lines), "\n".join([header, *rows])))
+    return out

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
+from memflow.tasks.ground.convert import convert, looks_binary
 from memflow.tasks.ground.markdown import parse_links, searchable_text
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
@@ -59,15 +60,26 @@ def pipeline_version(settings: Settings) -> str:
     return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
 
-def indexed_files(lay: Layout) -> dict[str, tuple[int, int]]:
-    """Indexed files (Markdown under daily/ and digest/) -> (size, mtime_ns)."""
-    return file_stats(lay, [lay.daily, lay.digest])
+RESOURCE_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html", ".htm")
 
 
-def scan(lay: Layout, catalog: dict, pipeline: str) -> dict[str, DiskFile]:
+def indexed_files(lay: Layout, max_resource_bytes: int | None = None) -> dict[str, tuple[int, int]]:
+    """Indexed files -> (size, mtime_ns): Markdown under daily/ and digest/, and text resources
+    under resource/ up to `max_resource_bytes` (larger ones are left out and logged)."""
+    found = file_stats(lay, [lay.daily, lay.digest])
+    for rel, (size, mtime) in file_stats(lay, [lay.resource], RESOURCE_SUFFIXES).items():
+        if max_resource_bytes is not None and size > max_resource_bytes:
+            log.warning("%s is not indexed: %d bytes is over resource_index_max_bytes (%d)",
+                        rel, size, max_resource_bytes)
+            continue
+        found[rel] = (size, mtime)
+    return found
+
+
+def scan(lay: Layout, catalog: dict, pipeline: str, max_resource_bytes: int | None = None) -> dict[str, DiskFile]:
     """Stat every indexed file; hash only those whose stat or pipeline differ from the catalog."""
     disk = {}
-    for rel, (size, mtime_ns) in sorted(indexed_files(lay).items()):
+    for rel, (size, mtime_ns) in sorted(indexed_files(lay, max_resource_bytes).items()):
         entry = DiskFile(rel, size, mtime_ns)
         if needs_hash(entry, catalog.get(rel), pipeline):
             digest = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
@@ -83,8 +95,10 @@ def chunk_id(path: str, start: int, end: int, text: str) -> str:
 def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes,
                pipeline: str) -> tuple[dict, list[dict], list[dict]]:
     """One file's bytes -> (files row, chunk rows, link rows)."""
-    note = parse_note(rel, decode(data, settings.decode_errors, rel))
     layer, kind, day = layer_of(lay, rel), kind_of(lay, rel), date_of(rel)
+    if layer == "resource" and not rel.lower().endswith(".md"):
+        return resource_rows(settings, rel, data, pipeline, kind, day)
+    note = parse_note(rel, decode(data, settings.decode_errors, rel))
     chunks = []
     for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
         name, desc = (note.name, note.description) if n == 0 else ("", "")
@@ -101,6 +115,32 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes,
            "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline,
            "name": note.name, "description": note.description}
     return row, chunks, links
+
+
+def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind: str,
+                  day) -> tuple[dict, list[dict], list[dict]]:
+    """A text resource, whole: CSV by rows under their header, JSON/YAML/HTML by their converted
+    text (results span the file), other text by byte windows with their line range. Binary
+    content gives no chunks."""
+    name = rel.rsplit("/", 1)[-1]
+    row = {"path": rel, "layer": "resource", "kind": kind, "size": len(data), "mtime_ns": 0,
+           "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline, "name": name,
+           "description": ""}
+    if looks_binary(data):
+        log.warning("%s is not indexed: binary content", rel)
+        return row, [], []
+    text = decode(data, settings.decode_errors, rel)
+    pieces = chunking.chunk_resource(rel, text, convert(rel, text), settings.chunk_bytes)
+    chunks = []
+    for n, (start, end, body) in enumerate(pieces):
+        terms = tokenize(searchable_text(f"{name}\n{body}" if n == 0 else body), settings.keyword_tokenizer)
+        chunks.append({
+            "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
+            "date": day, "start_line": start, "end_line": end, "heading_path": "", "text": body,
+            "name": name if n == 0 else "", "description": "", "n_tokens": count_tokens(body),
+            "terms": terms,
+        })
+    return row, chunks, []
 
 
 def _batches(items: list[str], size: int) -> Iterable[list[str]]:
@@ -186,7 +226,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     store = IndexStore(lay.index_dir / "lance")
     pipeline = pipeline_version(settings)
     catalog = store.catalog()
-    plan = plan_index(scan(lay, catalog, pipeline), catalog, pipeline)
+    plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes), catalog, pipeline)
     todo = plan.added + plan.modified
     if plan.changed:
         atomic_write_text(lay.index_dir / DIRTY, pipeline)
@@ -241,7 +281,7 @@ def write_watermark(lay: Layout, summary: IndexSummary, writes_since_compaction:
     atomic_write_json(lay.index_dir / WATERMARK, {
         "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "indexed_at_ns": time.time_ns(),
-        "files": summary.added + summary.modified + summary.unchanged,
+        "files": len(indexed_files(lay)),  # what the search's stat walk will count
         "chunks": summary.total_chunks,
         "writes_since_compaction": writes_since_compaction,
     })

@@ -55,7 +55,8 @@ def html_to_markdown(html: str) -> str:
     for tag in soup.find_all(DROPPED_TAGS):
         tag.decompose()
     body = soup.body or soup
-    text = markdownify(str(body), heading_style="ATX", bullets="-", strip=["img"])
+    text = markdownify(str(body), heading_style="ATX", bullets="-", strip=["img"],
+                       escape_underscores=False, escape_asterisks=False, escape_misc=False)
     lines = [line.rstrip() for line in text.split("\n")]
     out: list[str] = []
     for line in lines:  # at most one blank line in a row
