@@ -19,6 +19,7 @@ from memflow.tasks.dream import (
     extract_with_model,
     finish_stage,
     integrate_stage,
+    integrate_within,
     summary_markdown,
     topics_stage,
 )
@@ -61,12 +62,12 @@ def _consolidate(settings: Settings, day: date_type, hint: str, max_units: int, 
     plan = extract(settings, day, max_notes, max_units, extract_fn)
     if plan is None:
         return DreamSummary(date=day.isoformat(), status="no change")
-    records: list[ActionRecord | str] = []
-    for unit in plan.units:
-        if max_seconds > 0 and records and time.monotonic() - started > max_seconds:
-            break  # the rest of the units' notes stay in the backlog
+
+    def one(unit) -> ActionRecord | str:
         state = integrate(settings, plan.run_id, unit, decide_fn, return_state=True)
         # A failed unit is recorded in the summary and its notes stay for the next run.
-        records.append(state.result() if state.is_completed() else str(state.message or "failed"))
+        return state.result() if state.is_completed() else str(state.message or "failed")
+
+    records = integrate_within(plan.units, one, started, max_seconds)
     interests = topics(settings, plan, topic_count, topic_diversity_days)
     return finish(settings, plan, records, interests)

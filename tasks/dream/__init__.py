@@ -18,13 +18,15 @@ from memflow.tasks.dream.nightly import (
     extract_stage,
     finish_stage,
     integrate_stage,
+    integrate_within,
     proactive,
     run_dream,
     summary_markdown,
     topics_stage,
 )
 
-__all__ = ["run_dream", "extract_stage", "integrate_stage", "topics_stage", "finish_stage",
+__all__ = ["run_dream", "extract_stage", "integrate_stage", "integrate_within", "topics_stage",
+           "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
            "set_meta"]

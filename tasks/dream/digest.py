@@ -133,11 +133,6 @@ def set_meta(text: str, **values: object) -> str:
     return render_note({**note.metadata, **values}, note.body)
 
 
-def related_links(text: str) -> list[str]:
-    return [l.target for l in parse_links(text) if l.target.endswith(".md")
-            and l.target.split("/", 1)[0] != "daily" and not l.anchor]
-
-
 class NodeEditError(ValueError):
     """An edit would change or drop a fact line it was not about."""
 

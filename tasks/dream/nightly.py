@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import date, timedelta
+from pathlib import Path
 
 import yaml
 
@@ -110,14 +111,29 @@ def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: in
     return taken
 
 
+_SUBJECTS: dict[Path, tuple[tuple[int, int], str | None]] = {}  # node -> (stat, subject key)
+
+
+def _subject_of_node(path: Path) -> str | None:
+    """A node's subject key (None for another format), parsed again only when the file changed:
+    every unit of a run looks its subject up."""
+    stat = path.stat()
+    mark = (stat.st_mtime_ns, stat.st_size)
+    cached = _SUBJECTS.get(path)
+    if cached is None or cached[0] != mark:
+        meta = parse_note(path.name, read_text(path)).metadata
+        subject = meta.get("subject") if meta.get("format") == digest.FORMAT else None
+        cached = _SUBJECTS[path] = (mark, subject if isinstance(subject, str) else None)
+    return cached[1]
+
+
 def subject_nodes(lay: Layout) -> dict[str, list[str]]:
     """Subject key -> its node and continuation parts (digest files are the truth: no index)."""
     found: dict[str, list[str]] = {}
     base = lay.root / lay.digest
     for path in sorted(base.rglob("*.md")) if base.is_dir() else []:
-        note = parse_note(path.name, read_text(path))
-        subject = note.metadata.get("subject")
-        if isinstance(subject, str) and note.metadata.get("format") == digest.FORMAT:
+        subject = _subject_of_node(path)
+        if subject:
             found.setdefault(subject, []).append(path.relative_to(lay.root).as_posix())
     for paths in found.values():
         paths.sort(key=lambda rel: (len(rel), rel))  # the first part, then `-2`, `-3` ...
@@ -362,6 +378,18 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
     return summary
 
 
+def integrate_within(units: list[Unit], one: Callable[[Unit], ActionRecord | str], started: float,
+                     max_seconds: float) -> list[ActionRecord | str]:
+    """`one(unit)` for each unit in order, until `max_seconds` (> 0) have passed since
+    `started`; the units not reached keep their notes in the backlog (finish_stage)."""
+    records: list[ActionRecord | str] = []
+    for unit in units:
+        if max_seconds > 0 and records and time.monotonic() - started > max_seconds:
+            break
+        records.append(one(unit))
+    return records
+
+
 def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 500,
               max_notes: int = 200, topic_count: int = 3, topic_diversity_days: int = 7,
               extract: Extract | None = None, decide: Decide | None = None,
@@ -372,15 +400,15 @@ def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 50
     plan = extract_stage(settings, day, max_notes, max_units, extract)
     if plan is None:
         return DreamSummary(date=day.isoformat(), status="no change")
-    records: list[ActionRecord | str] = []
-    for unit in plan.units:
-        if max_seconds > 0 and records and time.monotonic() - started > max_seconds:
-            break
+
+    def one(unit: Unit) -> ActionRecord | str:
         try:
-            records.append(integrate_stage(settings, plan.run_id, unit, decide))
+            return integrate_stage(settings, plan.run_id, unit, decide)
         except Exception as exc:  # noqa: BLE001 - recorded in the summary; its notes stay unconsumed
             log.error("dream unit %r failed: %s", unit.name, exc)
-            records.append(f"{type(exc).__name__}: {exc}")
+            return f"{type(exc).__name__}: {exc}"
+
+    records = integrate_within(plan.units, one, started, max_seconds)
     interests = topics_stage(settings, plan, topic_count, topic_diversity_days)
     return finish_stage(settings, plan, records, interests)
 

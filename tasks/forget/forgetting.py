@@ -11,7 +11,6 @@ bringing any of it back.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -21,7 +20,7 @@ from memflow.tasks.capture import log_path, message_key, message_text, read_log,
 from memflow.tasks.dream import fact_line, facts_of, set_meta
 from memflow.tasks.ground import tombstones
 from memflow.tasks.ground.events import append_event
-from memflow.tasks.ground.markdown import parse_anchor, parse_links
+from memflow.tasks.ground.markdown import line_text, parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
 from memflow.tasks.index import run_index
@@ -197,9 +196,8 @@ def _mentions(text: str, plan: ForgetPlan, paths: list[str]) -> bool:
     if any(p.casefold() in folded for p in paths) or any(t.casefold() in folded for t in plan.texts):
         return True
     said = [s.casefold() for s in plan.said]
-    for line in folded.split("\n"):
-        bare = " ".join(re.sub(r"\[\[[^\]]*\]\]", "", line).strip().lstrip("-> ").split())
-        bare = re.sub(r"^(until )?\d{4}-\d{2}-\d{2}: ", "", bare)
+    for line in text.split("\n"):
+        bare = line_text(line).casefold()
         if len(bare) >= 12 and any(bare in s for s in said):
             return True
     return False

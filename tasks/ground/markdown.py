@@ -80,6 +80,19 @@ def parse_links(text: str, first_line: int = 1) -> list[Link]:
     return links
 
 
+_LINE_FRAME_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?|"
+                            r"(\s*\[\[[^\]]+\]\])+\s*$")
+_SPEAKER_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?: ")
+
+
+def line_text(line: str) -> str:
+    """What a note or digest line says: without its bullet, its `DATE: ` or `until DATE: `, a
+    leading `Name: ` speaker and its trailing links, whitespace collapsed. A daily line and the
+    digest line made from it give the same text."""
+    text = _SPEAKER_RE.sub("", _LINE_FRAME_RE.sub("", line).strip())
+    return " ".join(text.split())
+
+
 def searchable_text(text: str) -> str:
     """Text as keyword search should see it: a provenance link (one with an anchor, `[[log#L3]]`)
     says nothing about the content and is dropped; another link counts as its label, or its

@@ -34,8 +34,8 @@ from memflow.tasks.ground.workspace import (
     layout,
 )
 from memflow.tasks.index import chunking
-from memflow.tasks.index.consolidated import superseded_rows
 from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
+from memflow.tasks.index.superseded import superseded_rows
 from memflow.tasks.index.vectors import known_dims
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import (

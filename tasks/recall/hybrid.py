@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
 from memflow.schemas.settings import Settings
-from memflow.tasks.ground.markdown import parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.workspace import Layout, PathError, layout, safe_path
 from memflow.tasks.index import keyword_dir, watermark
@@ -84,9 +84,9 @@ def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
     return index.masks[key]
 
 
-def keyword_branch(index: keyword.KeywordIndex, query: str, n: int, filters: Filters,
-                   tokenizer: str) -> list[tuple[str, float]]:
-    hits = keyword.top_k(index, query_tokens(query, tokenizer), n, row_mask(index, filters))
+def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int,
+                   filters: Filters) -> list[tuple[str, float]]:
+    hits = keyword.top_k(index, tokens, n, row_mask(index, filters))
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
 
@@ -131,15 +131,14 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                     "`memflow index` to embed", settings.embedding_model, index.vector_model)
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
-    rankings = {"keyword": keyword_branch(index, query, n, filters, settings.keyword_tokenizer)}
+    tokens = query_tokens(query, settings.keyword_tokenizer)
+    rankings = {"keyword": keyword_branch(index, tokens, n, filters)}
     if vectors_on:
         rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     rankings = {b: weigh_layers(index, r, settings.digest_weight) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
-    fused, rows = one_hit_per_fact(index, lay, fused, limit,
-                                   set(query_tokens(query, settings.keyword_tokenizer)),
-                                   settings.keyword_tokenizer)
+    fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer)
     results = []
     for f, row in zip(fused, rows):
         shown = {k: row[k] for k in RESULT_COLUMNS}
@@ -216,15 +215,11 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
     return kept, rows
 
 
-_SPEAKER_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?: ")
-
-
 def _fact_key(line: str) -> str | None:
     """A current fact line (not history) as comparable text: no bullet, date, speaker, links."""
     if not re.match(r"^\s{0,1}[-*+]\s", line) or re.match(r"^\s+[-*+]\s+until ", line):
         return None
-    text = _SPEAKER_RE.sub("", _LINE_FRAME_RE.sub("", line).strip())
-    text = " ".join(text.lower().split())
+    text = line_text(line).lower()
     return text if len(text) >= 12 else None
 
 
@@ -314,8 +309,6 @@ def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchR
                 description=meta.get("description") or "", lines=lines))
 
 
-_LINE_FRAME_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?|(\s*\[\[[^\]]+\]\])+\s*$")
-
 
 def _points_into(anchor: str, start: int, end: int) -> bool:
     """A link to the whole note, or to lines of it the result shows (a link to other lines of
@@ -327,9 +320,7 @@ def _points_into(anchor: str, start: int, end: int) -> bool:
 def _restates(shown: str, lines: str) -> bool:
     """The anchored lines say nothing the result does not: each, without its bullet, date and
     links, is in the result's text."""
-    said = [" ".join(_SPEAKER_RE.sub("", _LINE_FRAME_RE.sub("", line).strip()).split())
-            for line in lines.split("\n")]
-    said = [s for s in said if s]
+    said = [s for s in (line_text(line) for line in lines.split("\n")) if s]
     return bool(said) and all(s in shown for s in said)
 
 
