@@ -8,10 +8,12 @@ from pydantic import BaseModel, Field, field_validator
 
 
 class Item(BaseModel):
-    """One fact, decision, open item or reflection, citing the session-log lines it came from."""
+    """One fact, decision, open item, reflection, question or remark, citing the session-log
+    lines it came from."""
 
     text: str = Field(min_length=1)
-    who: str = ""  # speaker, when the log names one
+    who: str = Field("", description="who said it: the speaker's name when the log gives one, "
+                                     "else 'Assistant' for the assistant's words, '' for the user's")
     lines: list[int] = Field(min_length=1, description="1-based lines of the session log")
 
     @field_validator("lines")
@@ -23,7 +25,11 @@ class Item(BaseModel):
 
 
 class StructuredNote(BaseModel):
-    """What a writer returns for one session and date. `keep=False`: nothing worth keeping."""
+    """What a writer returns for one session and date. `keep=False`: nothing worth keeping.
+
+    The first four sections hold the user's own statements (facts about the user or the world
+    as the user states them); `questions` and `others` keep what the user asked and what the
+    other side said apart, so no one else's words become the user's facts."""
 
     keep: bool = True
     name: str = ""
@@ -32,6 +38,11 @@ class StructuredNote(BaseModel):
     decisions: list[Item] = Field(default_factory=list)
     open_items: list[Item] = Field(default_factory=list)
     reflections: list[Item] = Field(default_factory=list, description="lessons: what to do better next time")
+    questions: list[Item] = Field(default_factory=list,
+                                  description="the user's questions and requests, as asked: not facts")
+    others: list[Item] = Field(default_factory=list,
+                               description="what the assistant or another speaker said (`who` names "
+                                           "them): never a fact about the user")
 
 
 class DayNoteResult(BaseModel):

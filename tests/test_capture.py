@@ -68,24 +68,82 @@ def test_offline_writer_keeps_facts_drops_small_talk(settings, lay):
 
 
 FIXTURES = [
-    # (message text, kept?)
-    ("hi there", False), ("Good morning!", False), ("ok", False), ("thanks!", False),
-    ("好的，谢谢", False), ("你好", False), ("How are you doing?", False),
-    ("Can you remind me what we said yesterday?", False),
-    ("I moved the standup to 9:30 because of school drop-off.", True),
-    ("The API key rotates every 90 days.", True), ("我下周三要去上海出差三天。", True),
-    ("We decided to use Postgres 16 for the new service.", True),
-    ("Next time I should book the train earlier.", True),
+    # (message text, section it lands in or None when dropped)
+    ("hi there", None), ("Good morning!", None), ("ok", None), ("thanks!", None),
+    ("好的，谢谢", None), ("你好", None), ("How are you doing?", None), ("How have you been?", None),
+    ("Can you remind me what we said yesterday?", "questions"),
+    ("Where should I store the backups?", "questions"),
+    ("Please summarise the incident report for me.", "questions"),
+    ("帮我查一下明天上海的天气。", "questions"),
+    ("I moved the standup to 9:30 because of school drop-off.", "facts"),
+    ("The API key rotates every 90 days.", "facts"), ("我下周三要去上海出差三天。", "facts"),
+    ("We decided to use Postgres 16 for the new service.", "decisions"),
+    ("Next time I should book the train earlier.", "reflections"),
 ]
+SECTION_KEYS = ("facts", "decisions", "open_items", "reflections", "questions", "others")
 
 
-@pytest.mark.parametrize("text,kept", FIXTURES)
-def test_offline_writer_fixture_lines(text, kept):
-    log = [{"role": "user", "content": text}]
-    note = write_extractive(log, [1])
-    items = note.facts + note.decisions + note.open_items + note.reflections
-    assert ([i.text for i in items] == [text]) is kept
-    assert note.keep is kept
+@pytest.mark.parametrize("text,section", FIXTURES)
+def test_offline_writer_fixture_lines(text, section):
+    note = write_extractive([{"role": "user", "content": text}], [1])
+    placed = {key: [i.text for i in getattr(note, key)] for key in SECTION_KEYS}
+    assert placed == {key: [text] if key == section else [] for key in SECTION_KEYS}
+    assert note.keep is (section is not None)
+
+
+def test_offline_writer_keeps_who_said_it_apart(settings, lay):
+    """User facts, assistant advice and user requests: every line of the note sits in the
+    section of who said it, and no one else's words are among the user's facts."""
+    day = "2026-05-02"
+    messages = [
+        ("user", "I'm moving from Berlin to Lisbon next month with my partner Jonas."),
+        ("assistant", "That usually means the consumer is too slow. Add an index on the "
+                      "orders table and check the lag dashboard in Berlin."),
+        ("user", "We found a flat in Alfama near the river. It has two bedrooms."),
+        ("user", "Can you remind me to renew my passport before the move?"),
+        ("assistant", "Sure. Lisbon's tram 28 goes through Alfama, by the way."),
+        ("user", "What documents does Portugal ask for a residence permit?"),
+        ("user", "Thanks!"),
+    ]
+    log = [{"id": str(n), "role": role, "timestamp": f"{day}T09:0{n}:00Z", "content": text}
+           for n, (role, text) in enumerate(messages, 1)]
+    result = auto_memory(settings, log, "move")
+    text = (lay.root / result.path).read_text()
+    section, placed = "", []
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            section = line[3:]
+        elif line.startswith("- "):
+            placed.append((section, line.split(" [[")[0][2:]))
+    assert placed == [
+        ("Facts", "I'm moving from Berlin to Lisbon next month with my partner Jonas."),
+        ("Facts", "We found a flat in Alfama near the river. It has two bedrooms."),
+        ("Questions and requests", "Can you remind me to renew my passport before the move?"),
+        ("Questions and requests", "What documents does Portugal ask for a residence permit?"),
+        ("Said by the assistant", "Assistant: That usually means the consumer is too slow. Add an "
+                                  "index on the orders table and check the lag dashboard in Berlin."),
+        ("Said by the assistant", "Assistant: Lisbon's tram 28 goes through Alfama, by the way."),
+    ]
+    note = note_of(lay, result)
+    assert "Lisbon" in note.metadata["name"] and "index" not in note.metadata["name"].lower()
+
+
+def test_named_speakers_keep_their_names_and_the_model_note_is_reattributed(settings, lay):
+    """LoCoMo-style names: the other speaker's section is titled by name; a writer that files
+    another speaker's words among the user's facts has them moved to that speaker."""
+    from memflow.schemas.capture import Item, StructuredNote
+    from memflow.tasks.capture.extractive import separate_speakers
+
+    log = [{"role": "user", "name": "Caroline", "content": "I went to a support group yesterday."},
+           {"role": "assistant", "name": "Melanie", "content": "I painted a lake sunrise last year."}]
+    note = write_extractive(log, [1, 2])
+    assert [(i.who, i.text) for i in note.facts] == [("Caroline", "I went to a support group yesterday.")]
+    assert [(i.who, i.text) for i in note.others] == [("Melanie", "I painted a lake sunrise last year.")]
+    misfiled = StructuredNote(name="n", facts=[Item(text="I painted a lake sunrise.", lines=[2]),
+                                               Item(text="I went to a support group.", lines=[1])])
+    fixed = separate_speakers(misfiled, log)
+    assert [i.text for i in fixed.facts] == ["I went to a support group."]
+    assert [(i.who, i.text) for i in fixed.others] == [("Melanie", "I painted a lake sunrise.")]
 
 
 def test_items_are_sorted_into_sections():

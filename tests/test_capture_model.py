@@ -37,6 +37,29 @@ def test_valid_reply_writes_the_models_note(model_settings, lay, fake_model):
     assert "L2 [user] I'm allergic to peanuts" in prompt
 
 
+def test_model_note_carries_the_speaker_and_misfiled_words_are_moved(model_settings, lay, fake_model):
+    """The schema asks for `who`, `questions` and `others`; an item citing only the
+    assistant's line is never written among the user's facts."""
+    messages = [*MESSAGES, {"id": "c", "role": "assistant", "name": "Ada",
+                            "timestamp": "2026-06-01T08:02:00Z", "content": "Keep a spare EpiPen in your bag."},
+                {"id": "d", "role": "user", "timestamp": "2026-06-01T08:03:00Z",
+                 "content": "Can you remind me to refill it in May?"}]
+    reply = StructuredNote(name="Peanut allergy", facts=[
+        Item(text="The user is allergic to peanuts.", lines=[2]),
+        Item(text="Keep a spare EpiPen in the bag.", lines=[3])],
+        questions=[Item(text="Remind the user to refill the EpiPen in May.", lines=[4])])
+    fake_model.script.append({"content": example_reply(reply)})
+    result = auto_memory(model_settings, messages, "m2", writer=model_writer(model_settings))
+    body = (lay.root / result.path).read_text().split("## Facts")[1]
+    facts, rest = body.split("## Questions and requests")
+    assert "allergic to peanuts" in facts and "spare EpiPen" not in facts
+    asked, said = rest.split("## Said by Ada")
+    assert "- Remind the user to refill the EpiPen in May." in asked
+    assert "- Ada: Keep a spare EpiPen in the bag. [[session/dialog/m2.jsonl#L3]]" in said
+    request = fake_model.requests[-1]["body"]["messages"]
+    assert '"who"' in request[0]["content"] and "L3 [assistant Ada] Keep a spare EpiPen" in request[1]["content"]
+
+
 def test_update_sends_the_existing_note_to_merge(model_settings, lay, fake_model):
     fake_model.script.append({"content": example_reply(GOOD)})
     capture(model_settings)

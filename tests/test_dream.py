@@ -388,6 +388,37 @@ def test_what_is_not_memory_never_becomes_a_node(settings, lay):
     assert summary.units == 0 and not digest_files(lay) and summary.notes_consumed == 1
 
 
+
+def test_only_the_users_words_become_facts_about_the_user(settings, lay):
+    """Questions are not facts; the assistant's words never land in a node about the user
+    (its how-to steps may make a procedure); a named other speaker's words are theirs."""
+    day = "2026-04-01"
+    log = [{"id": f"m{n}", "role": role, "timestamp": f"{day}T09:0{n}:00Z", "content": text}
+           for n, (role, text) in enumerate([
+               ("user", "I live in Lisbon with my partner Jonas."),
+               ("assistant", "I think you live near the river and you like quiet streets."),
+               ("user", "How do I roll back a bad deploy of the billing service?"),
+               ("assistant", "Run deploy/rollback.sh with the previous release tag, then watch the "
+                             "error dashboard."),
+           ], 1)]
+    auto_memory(settings, log, "mine")
+    named = [{"id": "n1", "role": "user", "name": "Caroline", "timestamp": f"{day}T10:00:00Z",
+              "content": "I went to a support group yesterday."},
+             {"id": "n2", "role": "assistant", "name": "Melanie", "timestamp": f"{day}T10:01:00Z",
+              "content": "I painted a lake sunrise last year."}]
+    auto_memory(settings, named, "named")
+    run_dream(settings, date.fromisoformat(day))
+    nodes = {path: text.decode() for path, text in digest_files(lay).items()}
+    everything = "\n".join(nodes.values())
+    assert "I live in Lisbon with my partner Jonas." in everything
+    assert "near the river" not in everything and "roll back a bad deploy" not in everything
+    rollback = [t for p, t in nodes.items() if p.startswith("digest/procedure/") and "rollback.sh" in t]
+    assert len(rollback) == 1 and "Assistant:" not in rollback[0]
+    melanie = [t for p, t in nodes.items() if "lake sunrise" in t]
+    assert len(melanie) == 1 and "Melanie" in melanie[0].split("\n# ")[1].split("\n")[0]
+    assert "Melanie" not in next(t for t in nodes.values() if "support group" in t).split("\n# ")[1].split("\n")[0]
+
+
 LEGACY = """---
 name: double, drink, espresso
 description: I switched from espresso to green tea in the morning.

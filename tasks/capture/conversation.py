@@ -22,7 +22,7 @@ from memflow.schemas.capture import (
 )
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import refresh_day_index
-from memflow.tasks.capture.extractive import write_extractive
+from memflow.tasks.capture.extractive import separate_speakers, write_extractive
 from memflow.tasks.capture.sessionlog import (
     append_messages,
     date_lines,
@@ -50,10 +50,12 @@ from memflow.tasks.stores.files import (
 )
 
 log = logging.getLogger("memflow.capture")
+QUESTIONS_TITLE = "Questions and requests"
+OTHERS_TITLE = "Said by"  # + who: "Said by the assistant", "Said by Melanie"
 AUTO_START, AUTO_END = "<!-- memory:auto -->", "<!-- /memory:auto -->"
 _AUTO_RE = re.compile(re.escape(AUTO_START) + r".*?" + re.escape(AUTO_END), re.DOTALL)
 SECTIONS = (("facts", "Facts"), ("decisions", "Decisions"), ("open_items", "Open items"),
-            ("reflections", "Reflections"))
+            ("reflections", "Reflections"), ("questions", QUESTIONS_TITLE), ("others", OTHERS_TITLE))
 
 # A writer turns (log, lines of one date, hint, existing note text or "") into a StructuredNote.
 Writer = Callable[[list[dict], list[int], str, str, str], StructuredNote]
@@ -74,13 +76,32 @@ def find_note(lay: Layout, session_id: str, day: date) -> str | None:
     return None
 
 
+def section_kind(title: str) -> str:
+    """What a daily note's `## title` section holds: "own" (the user's statements), "questions"
+    (asked, not stated) or "others" (another speaker's words)."""
+    title = title.strip()
+    if title == QUESTIONS_TITLE:
+        return "questions"
+    return "others" if title.startswith(OTHERS_TITLE + " ") else "own"
+
+
+def _others_title(items: list[Item]) -> str:
+    names = list(dict.fromkeys(i.who or "Assistant" for i in items))
+    shown = ["the assistant" if n == "Assistant" else n for n in names]
+    return f"{OTHERS_TITLE} {' and '.join(shown) if len(shown) < 3 else ', '.join(shown)}"
+
+
 def render_auto(note: StructuredNote, source: str) -> str:
-    """The system-written block; every item line ends with its provenance link."""
+    """The system-written block; every item line ends with its provenance link. An item of
+    another speaker names them even without a name in the log ("Assistant: ...")."""
     lines = [AUTO_START, f"# {note.name}", ""]
     for key, title in SECTIONS:
         items: list[Item] = getattr(note, key)
         if not items:
             continue
+        if key == "others":
+            items = [i if i.who else i.model_copy(update={"who": "Assistant"}) for i in items]
+            title = _others_title(items)
         lines += [f"## {title}", ""]
         lines += [f"- {item.who + ': ' if item.who else ''}{' '.join(item.text.split())} "
                   f"[[{source}#{anchor(item.lines)}]]" for item in items]
@@ -186,6 +207,7 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
             _advance(lay, session_id, done, note_day, lines)
             continue
         check_citations(note, lines)
+        note = separate_speakers(note, full_log)
         rel, created, modified = write_day_note(lay, session_id, note_day, note, lines)
         index = refresh_day_index(lay, note_day)
         _advance(lay, session_id, done, note_day, lines)

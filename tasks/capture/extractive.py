@@ -1,9 +1,12 @@
 """The offline writer (pure): session-log lines -> StructuredNote without a model.
 
-Keeps informative sentences verbatim (greetings, acknowledgements and small talk are dropped),
-sorts them into facts, decisions, open items and reflections by cue words, titles the note from
-its most salient terms and describes it by its main facts. Each item cites the one log line its
-sentence came from.
+Keeps informative sentences verbatim (greetings, acknowledgements and small talk are dropped).
+Who said it decides where a sentence goes: the user's statements are sorted into facts,
+decisions, open items and reflections by cue words, the user's questions and requests are kept
+as such (`questions`), and whatever the assistant or another speaker said goes to `others` under
+their name, never among the user's facts. The note is titled from the salient terms of the
+user's own words and described by its main facts. Each item cites the one log line its sentences
+came from.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ _SMALL_TALK = re.compile(
     r"^(hi|hello|hey|hello again|good (morning|afternoon|evening|night)|morning|thanks?|thank you"
     r"( so much| very much)?|thx|ok(ay)?|sure|great|cool|nice|perfect|awesome|bye|goodbye|see you"
     r"( later)?|yes|no|yep|nope|yeah|got it|that worked|it worked|sounds good|you'?re welcome|"
-    r"no problem|how can i help( you)?( today)?|how are you( doing)?|i'?m (fine|good)|"
+    r"no problem|how can i help( you)?( today)?|how are you( doing)?( today)?|i'?m (fine|good)|"
+    r"how have you been( lately)?|how('?s| is) (it going|everything|life)|what'?s up|"
+    r"(it'?s )?(good|great|nice) to (see|hear from|meet) you|long time no see|"
     r"好的?|谢谢(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行)$")
 _ACK_START = re.compile(r"^(noted|got it|understood|updated|sure|okay|ok|will do|done|"
                         r"好的|记住了|收到|明白)\b[:,：，!！ ]", re.IGNORECASE)
@@ -31,6 +36,9 @@ _DECISION = re.compile(r"\b(we decided|decided to|we will|we'll|let's|agreed|goi
                        re.IGNORECASE)
 _OPEN = re.compile(r"\b(todo|to do|need to|needs|must|should|pending|follow up)\b|需要|待办|还没",
                    re.IGNORECASE)
+_REQUEST = re.compile(r"^(please|pls|can you|could you|would you|will you|help me|remind me|tell me|"
+                      r"show me|let me know|give me|i need you to|i want you to|i'?d like you to)\b|"
+                      r"^(请|帮我|麻烦|能不能|可以帮|提醒我|告诉我)", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]+|[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
@@ -46,24 +54,43 @@ sounds super incredible beautiful proud congrats congratulations omg aww sweet e
 inspiring true agree absolutely definitely""".split())
 
 
-def informative(sentence: str, role: str) -> bool:
+def _content_words(sentence: str) -> list[str]:
+    return [w for w in re.findall(r"[A-Za-z0-9_]+", sentence)
+            if w.lower() not in STOPWORDS and w.lower() not in _EMOTIVE]
+
+
+def small_talk(sentence: str, role: str) -> bool:
+    """A greeting, thanks or acknowledgement that carries nothing. (In a turn that says
+    something, every other sentence is kept: exclamations and asides are context of it.)"""
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", sentence.strip()).strip().lower()
     bare = re.sub(r"[.!?,。！？，]", "", bare) if len(bare) < 40 else bare
-    if not bare or _SMALL_TALK.match(bare):
+    return not bare or bool(_SMALL_TALK.match(bare)) or (
+        role == "assistant" and bool(_ACK_START.match(sentence.strip())))
+
+
+def informative(sentence: str, role: str) -> bool:
+    """Worth a line of its own: not small talk, and a few content words (or a number)."""
+    if small_talk(sentence, role):
         return False
-    if role == "assistant" and _ACK_START.match(sentence.strip()):
-        return False
-    if sentence.rstrip().endswith(("?", "？")):
-        return False  # questions are context; the answer carries the fact
     han = len(_HAN_RE.findall(sentence))
-    words = [w for w in re.findall(r"[A-Za-z0-9_]+", sentence)
-             if w.lower() not in STOPWORDS and w.lower() not in _EMOTIVE]
+    words = _content_words(sentence)
     if han < 6 and len(words) < 4 and sentence.rstrip().endswith("!"):
         return False  # an exclamation of few content words: "Wow, fantastic, Caroline!"
+    if is_question(sentence):  # a question says less in fewer words: "Where do I store backups?"
+        return han >= 4 or len(words) >= 2
     return han >= 6 or len(words) >= 3 or (len(words) >= 2 and any(c.isdigit() for c in sentence))
 
 
+def is_question(sentence: str) -> bool:
+    """A question or a request to the other side: kept as asked, never as a fact."""
+    text = sentence.strip()
+    return text.endswith(("?", "？")) or bool(_REQUEST.match(text))
+
+
 def classify(sentence: str) -> str:
+    """Section of one of the user's sentences."""
+    if is_question(sentence):
+        return "questions"
     if _REFLECTION.search(sentence):
         return "reflections"
     if _DECISION.search(sentence):
@@ -96,38 +123,77 @@ def salient_terms(texts: list[str], hint: str = "", n: int = 3) -> list[str]:
             named = any(c.isupper() for c in word[1:]) or (word[0].isupper() and position > 0)
             counts[key] += 1.0 + (1.5 if named else 0.0) + (2.0 if key in hint_words else 0.0)
             shown.setdefault(key, word)
-    return [shown[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+    # Ties go to the term said first: a note's subject tends to come up early.
+    first = {key: position for position, key in enumerate(shown)}
+    return [shown[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))[:n]]
 
 
 _FILLERS = frozenset("also next then still just really correction actually please here there "
                      "today tomorrow yesterday always never every would could".split())
 
 
+OWN = ("facts", "decisions", "open_items", "reflections")  # the user's own statements
+
+
+def speaker_of(message: dict) -> str:
+    """The name an item carries: the log's name, else "" for the user and the role for anyone
+    else ("Assistant", "Tool")."""
+    name = " ".join(str(message.get("name") or "").split())
+    if name:
+        return name
+    role = str(message.get("role") or "")
+    return "" if role == "user" else role[:1].upper() + role[1:]
+
+
 def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> StructuredNote:
     """Log lines of one session and date -> a structured note (keep=False if nothing informative)."""
-    buckets: dict[str, list[Item]] = {"facts": [], "decisions": [], "open_items": [], "reflections": []}
+    buckets: dict[str, list[Item]] = {key: [] for key in (*OWN, "questions", "others")}
     seen: set[str] = set()
     for number in lines:
         message = log[number - 1]
+        role = message.get("role", "")
         kept: dict[str, list[str]] = {}
-        for sentence in sentences(message_text(message)):
+        said = sentences(message_text(message))
+        if not any(informative(s, role) for s in said):
+            continue
+        for sentence in said:
             key = sentence.lower()
-            if key in seen or not informative(sentence, message.get("role", "")):
+            if key in seen or small_talk(sentence, role):
                 continue
             seen.add(key)
-            kept.setdefault(classify(sentence), []).append(sentence)
+            kept.setdefault(classify(sentence) if role == "user" else "others", []).append(sentence)
         # One line per message and section: the provenance link is paid for once per turn.
         for section, texts in kept.items():
-            buckets[section].append(Item(text=" ".join(texts), who=str(message.get("name") or ""),
-                                         lines=[number]))
+            buckets[section].append(Item(text=" ".join(texts), who=speaker_of(message), lines=[number]))
     items = [i for group in buckets.values() for i in group]
     if not items:
         return StructuredNote(keep=False)
-    terms = salient_terms([i.text for i in items], hint)
-    name = ", ".join(terms) if terms else items[0].text[:60]
-    main = (buckets["facts"] or items)[:3]
+    # The title names what the user talked about, not what the other side brought up.
+    own = [i for key in (*OWN, "questions") for i in buckets[key]] or items
+    terms = salient_terms([i.text for i in own], hint)
+    name = ", ".join(terms) if terms else own[0].text[:60]
+    main = (buckets["facts"] or own)[:3]
     description = "; ".join(_short(i.text) for i in main)
     return StructuredNote(name=name, description=description[:300], **buckets)
+
+
+def separate_speakers(note: StructuredNote, log: list[dict]) -> StructuredNote:
+    """A writer's note with every item of the user's sections that cites only other speakers'
+    lines moved to `others` under their name (a model may misfile one; the user's facts hold
+    the user's words only)."""
+    moved: list[Item] = []
+    kept: dict[str, list[Item]] = {}
+    for key in (*OWN, "questions"):
+        kept[key] = []
+        for item in getattr(note, key):
+            roles = {log[n - 1].get("role") for n in item.lines if 0 < n <= len(log)}
+            if roles and "user" not in roles:
+                moved.append(item.model_copy(update={"who": item.who or speaker_of(log[item.lines[0] - 1])}))
+            else:
+                kept[key].append(item)
+    if not moved:
+        return note
+    return note.model_copy(update={**kept, "others": [*note.others, *moved]})
 
 
 def _short(text: str, limit: int = 90) -> str:

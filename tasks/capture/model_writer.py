@@ -13,24 +13,34 @@ from memflow.tasks.ground.llm import complete_json
 
 SYSTEM = """You write an agent's daily memory note from a conversation log.
 Reply with one JSON object: {"keep": bool, "name": str, "description": str, "facts": [item],
-"decisions": [item], "open_items": [item], "reflections": [item]}, where item is
-{"text": str, "lines": [int]} and `lines` are the log line numbers (Lnn) the item comes from:
-cite only the lines you really use. Facts are things that are true about the user or the world;
-reflections are lessons: what to do better next time, kept apart from facts. Drop greetings,
-thanks and small talk. `name` is a short title, `description` one sentence naming the main facts.
-If an existing note is given, return the merged note: keep its items, add new ones, no duplicates,
-timeline in order. If nothing is worth remembering, reply {"keep": false}."""
+"decisions": [item], "open_items": [item], "reflections": [item], "questions": [item],
+"others": [item]}, where item is {"text": str, "who": str, "lines": [int]}; `lines` are the log
+line numbers (Lnn) the item comes from (cite only the lines you really use) and `who` is who said
+it: the speaker's name when the log gives one, "Assistant" for the assistant, "" for the user.
+Who said it decides the section: facts, decisions, open_items and reflections hold only what the
+user stated (facts are things true about the user or the world; reflections are lessons: what to
+do better next time); questions holds the user's questions and requests as asked, never turned
+into facts; others holds what the assistant or any other speaker said, never as the user's fact.
+Keep each statement's own words and details (names, numbers, dates). Drop greetings, thanks and
+small talk. `name` is a short title naming the subject of the note (what the user talked about),
+`description` one sentence naming the main facts. If an existing note is given, return the merged
+note: keep its items, add new ones, no duplicates, timeline in order. If nothing is worth
+remembering, reply {"keep": false}."""
 
 
 def prompt(log: list[dict], lines: list[int], hint: str, existing: str) -> str:
-    numbered = "\n".join(f"L{n} [{log[n - 1].get('role', '?')}] {message_text(log[n - 1])}"
-                         for n in lines)
+    numbered = "\n".join(f"L{n} [{_speaker(log[n - 1])}] {message_text(log[n - 1])}" for n in lines)
     parts = [f"Conversation log lines:\n{numbered}"]
     if hint:
         parts.append(f"Focus hint from the caller: {hint}")
     if existing:
         parts.append(f"Existing note to merge into:\n{existing}")
     return "\n\n".join(parts)
+
+
+def _speaker(message: dict) -> str:
+    role, name = message.get("role", "?"), " ".join(str(message.get("name") or "").split())
+    return f"{role} {name}" if name else role
 
 
 def model_writer(settings: Settings):

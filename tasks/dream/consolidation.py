@@ -24,7 +24,7 @@ from memflow.schemas.dream import (
     Unit,
 )
 from memflow.schemas.notes import Note
-from memflow.tasks.capture import salient_terms
+from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.dream.digest import facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, slug, subject_of
 from memflow.tasks.ground.workspace import date_of
@@ -37,15 +37,32 @@ _NOT_WHO = frozenset({"Correction", "Note", "Update", "Todo", "Reminder", "Warni
                       "Answer", "User", "Assistant"})
 
 
+_ASSISTANT_RE = re.compile(r"^(Assistant|Tool|System): ")
+
+
 def note_facts(note: Note) -> list[Evidence]:
-    """Facts of a daily note worth remembering: its bullet lines (provenance links stripped)."""
+    """Facts of a daily note worth remembering: its bullet lines (provenance links stripped).
+
+    Who said it counts: questions and requests are not facts; in a section of another speaker's
+    words a named speaker's line is a fact about them, and the assistant's words are kept only
+    as how-to knowledge (a procedure), never as a fact about the user."""
     facts = []
+    kind = "own"
     for offset, line in enumerate(note.body.split("\n")):
+        if line.startswith("## "):
+            kind = section_kind(line[3:])
+        elif line.startswith("# "):
+            kind = "own"
         match = _BULLET_RE.match(line)
-        if match:
-            text = plain(match.group(1))
-            if len(text) >= 3 and is_memory(speaker(text)[1]):
-                facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))
+        if not match or kind == "questions":
+            continue
+        text = plain(match.group(1))
+        if kind == "others" and _ASSISTANT_RE.match(text):
+            text = _ASSISTANT_RE.sub("", text)
+            if subject_of(text).bucket != "procedure":
+                continue
+        if len(text) >= 3 and is_memory(speaker(text)[1]):
+            facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))
     return facts
 
 
