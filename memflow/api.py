@@ -86,7 +86,7 @@ def index(workspace: WorkspaceArg = None):
     from memflow.tasks.index import run_index
 
     settings = settings_for(workspace)
-    with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_wait):
         return run_index(settings)
 
 
@@ -97,7 +97,7 @@ def reindex(workspace: WorkspaceArg = None):
     from memflow.tasks.index import run_reindex
 
     settings = settings_for(workspace)
-    with workspace_lock(layout(settings).state_dir, "reindex", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "reindex", wait=settings.lock_wait):
         return run_reindex(settings)
 
 
@@ -153,7 +153,7 @@ def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = Non
 
         writer = model_writer(settings)
     check_messages(messages, skip_invalid)  # a rejected conversation takes no lock, writes nothing
-    with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_wait):
         return auto_memory(settings, messages, session_id, memory_hint, day, writer, skip_invalid)
 
 
@@ -171,7 +171,7 @@ def capture_resources(workspace: WorkspaceArg = None):
         from memflow.tasks.capture import read_with_model
 
         reader = partial(read_with_model, settings)
-    with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_wait):
         return auto_resource(settings, reader)
 
 
@@ -202,7 +202,7 @@ def dream(workspace: WorkspaceArg = None, date=None, hint: str = "", max_units: 
 
         extract = partial(extract_with_model, settings, hint=hint)
         decide = partial(decide_with_model, settings)
-    with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_wait):
         return run_dream(settings, day, hint, max_units, max_notes, topic_count,
                          topic_diversity_days, extract, decide, max_seconds)
 
@@ -215,7 +215,7 @@ def dream_migrate(workspace: WorkspaceArg = None):
     from memflow.tasks.ground.workspace import layout
 
     settings = settings_for(workspace)
-    with workspace_lock(layout(settings).state_dir, "dream-migrate", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "dream-migrate", wait=settings.lock_wait):
         return migrate_nodes(settings)
 
 
@@ -234,7 +234,7 @@ def dream_rollback(run_id: str, workspace: WorkspaceArg = None, force: bool = Fa
 
     settings = settings_for(workspace)
     lay = layout(settings)
-    with workspace_lock(lay.state_dir, "dream-rollback", wait=settings.lock_timeout):
+    with workspace_lock(lay.state_dir, "dream-rollback", wait=settings.lock_wait):
         restored = rollback(lay, run_id, catalog_path(lay), force)
         run_index(settings)
     return restored
@@ -252,6 +252,20 @@ def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
 
 
 
+def check(workspace: WorkspaceArg = None, repair: bool = False):
+    """Check a workspace (notes parse, index matches files, links resolve, dream runs coherent,
+    state consistent); with `repair`, fix what is safe (takes the lock). Returns a CheckReport."""
+    from memflow.tasks.check import check_workspace
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+
+    settings = settings_for(workspace)
+    if not repair:
+        return check_workspace(settings)
+    with workspace_lock(layout(settings).state_dir, "check-repair", wait=settings.lock_wait):
+        return check_workspace(settings, fix=True)
+
+
 def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str | None = None,
            match: str | None = None, dry_run: bool = False) -> list[str]:
     """Remove a session, a daily note or every mention of a text from session logs, daily
@@ -264,7 +278,7 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     if sum(x is not None and x != "" for x in (session, note, match)) != 1:
         raise ValueError("forget takes exactly one of session, note, match")
     settings = settings_for(workspace)
-    with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_timeout):
+    with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait):
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
             return []

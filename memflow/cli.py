@@ -16,6 +16,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="workspace folder (default: $MEMFLOW_WORKSPACE or the current folder)")
     p.add_argument("--prefect", action="store_true",
                    help="run jobs as Prefect flow runs (also implied by PREFECT_API_URL)")
+    p.add_argument("--wait", type=float, metavar="SECONDS", default=None,
+                   help="how long a writing command waits for a held workspace lock, saying who "
+                        "holds it (default 5, setting lock_wait), then exits 75 (busy)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("init", help="create a workspace")
@@ -52,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     for name, helptext in (("index", "index changed files"), ("reindex", "rebuild the index")):
         s = sub.add_parser(name, help=helptext)
         s.add_argument("--json", action="store_true")
+        s.add_argument("--strict", action="store_true",
+                       help="exit 1 when a file was left out (default: a warning, exit 0)")
     s = sub.add_parser("search", help="hybrid search over the index")
     s.add_argument("query")
     s.add_argument("--limit", type=int, default=5)
@@ -81,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--note", help="a daily note path")
     what.add_argument("--match", help="text: every message and line containing it (any case)")
     s.add_argument("--dry-run", action="store_true", help="list what would change, change nothing")
+    s = sub.add_parser("check", help="verify the workspace: notes, index, links, dream runs, state")
+    s.add_argument("--repair", action="store_true", help="fix what is safe to fix")
+    s.add_argument("--json", action="store_true")
     s = sub.add_parser("inbox", help="list job events")
     s.add_argument("--since")
     s = sub.add_parser("dream", help="consolidate daily notes into digest nodes")
@@ -118,6 +126,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.wait is not None:
+        os.environ["MEMFLOW_LOCK_WAIT"] = str(args.wait)  # read by every command's settings
     from memflow import commands
 
     try:

@@ -45,7 +45,7 @@ def _writing(args: argparse.Namespace, job: str):
     from memflow.tasks.ground.workspace import layout
 
     settings = api.settings_for(workspace_of(args))
-    return settings, workspace_lock(layout(settings).state_dir, job)
+    return settings, workspace_lock(layout(settings).state_dir, job, wait=settings.lock_wait)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -149,12 +149,19 @@ def _index(args: argparse.Namespace, full: bool) -> int:
         from memflow.tasks.ground.workspace import layout
         from memflow.tasks.index import run_index, run_reindex
 
-        with workspace_lock(layout(settings).state_dir, "reindex" if full else "index"):
+        with workspace_lock(layout(settings).state_dir, "reindex" if full else "index",
+                            wait=settings.lock_wait):
             summary = (run_reindex if full else run_index)(settings, progress_bar("index"))
     if args.json:
         dump_json(summary.model_dump())
     else:
         print(summary.line())
+        for line in summary.problems():
+            print(line, file=sys.stderr)
+    if summary.skipped:
+        print(f"warning: {len(summary.skipped)} file(s) not indexed (reasons above; fix or remove "
+              "them and they are retried)", file=sys.stderr)
+        return EXIT_ERROR if args.strict else 0
     return 0
 
 
@@ -378,6 +385,22 @@ def print_eval(summary: dict, out: str) -> None:
             print(f"{key + '@' + k:<24}{value:>10.3f}{base[key][k]:>10.3f}")
     print(f"{'mrr':<24}{summary['mrr']:>10.3f}{base['mrr']:>10.3f}")
     print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when nothing is left to do by hand, 1 otherwise."""
+    report = api.check(workspace_of(args), args.repair)
+    if args.json:
+        dump_json({"findings": [f.model_dump() for f in report.findings], "checked": report.checked})
+    else:
+        for f in report.findings:
+            where = f" {f.path}" if f.path else ""
+            todo = (" [repaired]" if f.repaired else f" [--repair: {f.repair}]") if f.repair else ""
+            print(f"{f.area}{where}: {f.detail}{todo}")
+        checked = ", ".join(f"{n} {area}" for area, n in report.checked.items())
+        print(f"checked {checked}: {len(report.findings)} finding(s)"
+              + (f", {sum(f.repaired for f in report.findings)} repaired" if args.repair else ""))
+    return 0 if report.ok else EXIT_ERROR
 
 
 def cmd_forget(args: argparse.Namespace) -> int:

@@ -57,8 +57,15 @@ class Settings(BaseSettings):
 
     resource_max_bytes: int = 1024 * 1024  # what a resource's card is made from
     resource_index_max_bytes: int = 64 * 1024 * 1024  # larger resources are not indexed (logged)
+    # Limits checked before a Markdown file is parsed (a file past one is skipped with the reason,
+    # listed in the run summary, the inbox and `status`, and retried when it changes)
+    note_max_bytes: int = 32 * 1024 * 1024
+    frontmatter_max_bytes: int = 64 * 1024  # larger frontmatter is not parsed (read as text)
+    nesting_max_depth: int = Field(default=100, ge=4, le=150)  # lists/quotes; the parser recurses
+    line_max_bytes: int = 4 * 1024 * 1024
     digest_node_bytes: int = 8000  # a node past this size is split by subject, not grown
-    lock_timeout: float = 600.0
+    lock_wait: float = 5.0  # how long a command or API call waits for a held lock (CLI --wait)
+    lock_timeout: float = 600.0  # how long a scheduled flow waits for it
 
     @field_validator("session_dir", "resource_dir", "daily_dir", "digest_dir", "metadata_dir")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = "1"
 
@@ -84,7 +84,16 @@ class IndexSummary(BaseModel):
     vectors: int = 0  # vectors embedded by this run
     keyword_rebuilt: bool = False
     seconds: float = 0.0
+    # files left out (path -> one-line reason): this run's and earlier ones not changed since
+    skipped: dict[str, str] = Field(default_factory=dict)
+    warnings: dict[str, str] = Field(default_factory=dict)  # indexed, with a caveat (path -> why)
 
     def line(self) -> str:
         return (f"indexed: added={self.added} modified={self.modified} deleted={self.deleted} "
-                f"unchanged={self.unchanged} chunks={self.chunks} seconds={self.seconds:.2f}")
+                f"unchanged={self.unchanged} chunks={self.chunks} seconds={self.seconds:.2f}"
+                + (f" skipped={len(self.skipped)}" if self.skipped else ""))
+
+    def problems(self) -> list[str]:
+        """One line per file left out or read with a caveat, for the CLI and the inbox."""
+        return ([f"skipped {path}: {why}" for path, why in sorted(self.skipped.items())]
+                + [f"warning {path}: {why}" for path, why in sorted(self.warnings.items())])

@@ -147,7 +147,7 @@ def test_cli_index_reports_modified_and_second_writer_gets_75(settings, lay):
     res = run_cli("-w", ws, "index", "--json")
     assert json.loads(res.stdout)["modified"] == 1
     with workspace_lock(lay.state_dir, "dream"):
-        res = run_cli("-w", ws, "index")
+        res = run_cli("-w", ws, "--wait", "0", "index")
     assert res.returncode == 75 and res.stderr.startswith("busy: dream")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from memflow.schemas.recall import Filters
+from memflow.tasks.ground.events import read_events
 from memflow.tasks.index import run_index
 from memflow.tasks.recall import search
 
@@ -54,6 +55,7 @@ def test_every_needle_is_found_in_its_file_and_lines(settings, lay):
 def test_a_resource_over_the_size_limit_is_left_out_and_said(settings, lay, caplog):
     (lay.root / "resource/huge.txt").write_text("x " * 5000 + "HUGE_NEEDLE\n")
     small = settings.model_copy(update={"resource_index_max_bytes": 1000})
-    run_index(small)
-    assert "resource/huge.txt is not indexed" in caplog.text and "resource_index_max_bytes" in caplog.text
+    summary = run_index(small)
+    assert "resource_index_max_bytes" in summary.skipped["resource/huge.txt"]
+    assert "resource/huge.txt" in " ".join(e["summary"] for e in read_events(lay))
     assert search(small, "HUGE_NEEDLE", limit=3).results == []

@@ -70,8 +70,9 @@ def test_invalid_utf8_policy(settings, lay):
     strict = settings.model_copy(update={"decode_errors": "strict"})
     result = auto_resource(strict)
     assert "resource/2026-02-03/bad.txt" in result.failed and result.created == []
-    assert not (lay.state_dir / "resource_catalog.json").exists()  # not advanced: retried later
-    result = auto_resource(settings)  # replace policy
+    assert auto_resource(strict).failed == {}  # refused once (inbox), not again until it changes
+    assert "not valid UTF-8" in read_events(lay)[-1]["summary"]
+    result = auto_resource(settings)  # another policy: tried again
     assert result.created and "caf\ufffd au lait" in (lay.root / result.created[0]).read_text()
 
 

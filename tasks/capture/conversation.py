@@ -70,6 +70,8 @@ def find_note(lay: Layout, session_id: str, day: date) -> str | None:
     folder = lay.root / lay.daily / day.isoformat()
     source = f"[[{log_path(lay, session_id)}]]"
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        if not path.is_file() or path.stat().st_size > 4 * 1024 * 1024:
+            continue  # not a note capture wrote (FIFO, symlink loop, huge file)
         meta = parse_note(path.name, read_text(path)).metadata
         if meta.get("session_id") == session_id or meta.get("source_conversation") == source:
             return path.relative_to(lay.root).as_posix()

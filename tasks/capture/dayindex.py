@@ -31,7 +31,7 @@ def day_notes(lay: Layout, day: date) -> list[str]:
         return []
     return sorted(
         p.relative_to(lay.root).as_posix() for p in folder.glob("*.md")
-        if p.name != "index.md" and not p.name.startswith(".")
+        if p.name != "index.md" and not p.name.startswith(".") and p.is_file()  # no FIFO, no loop
     )
 
 

@@ -13,16 +13,19 @@ import logging
 import re
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 
 from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.ground.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.ground.events import append_event
-from memflow.tasks.ground.notes import render_note
+from memflow.tasks.ground.guard import FileRefused, guarded
+from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
     Layout,
     date_of,
+    file_stats,
     layout,
     slugify,
     today,
@@ -33,6 +36,7 @@ from memflow.tasks.stores.files import (
     atomic_write_text,
     decode,
     read_json,
+    read_text,
 )
 
 log = logging.getLogger("memflow.resources")
@@ -69,19 +73,21 @@ def extractive_card(rel: str, text: str, truncated: bool) -> tuple[str, str]:
     return description, "\n".join(picked)
 
 
-def scan_resources(lay: Layout) -> tuple[dict[str, str], list[str]]:
-    """(path -> sha256 for files of known suffix, skipped paths)."""
+def scan_resources(lay: Layout, problems: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """(path -> sha256 for files of known suffix, skipped paths). Files that cannot be read
+    (symlink loops, FIFOs, permissions) go to `problems` with their reason."""
+    problems = {} if problems is None else problems
     found, skipped = {}, []
-    base = lay.root / lay.resource
-    for path in sorted(base.rglob("*")) if base.is_dir() else []:
-        if not path.is_file() or any(p.startswith(".") for p in path.relative_to(base).parts):
-            continue
-        rel = path.relative_to(lay.root).as_posix()
-        if path.suffix.lower() not in SUFFIXES:
-            log.info("skipping %s: suffix %r is not one of %s", rel, path.suffix, ", ".join(SUFFIXES))
+    for rel in sorted(file_stats(lay, [lay.resource], ("",), problems)):
+        suffix = Path(rel).suffix.lower()
+        if suffix not in SUFFIXES:
+            log.info("skipping %s: suffix %r is not one of %s", rel, suffix, ", ".join(SUFFIXES))
             skipped.append(rel)
             continue
-        found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            found[rel] = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+        except OSError as exc:
+            problems[rel] = f"cannot be read: {exc.strerror or exc}"
     return found, skipped
 
 
@@ -101,6 +107,17 @@ def _relink(card: str, rel: str, converted: Converted) -> str:
     return _ANCHOR_RE.sub(fix, card)
 
 
+def card_of(lay: Layout, folder: str, rel: str) -> str | None:
+    """The card already written for `rel` in `folder` (a run killed before its catalog update
+    wrote it): rewritten in place, never a second card."""
+    base = lay.root / folder
+    for path in sorted(base.glob("resource-*.md")) if base.is_dir() else []:
+        if path.is_file() and path.stat().st_size < 4 * 1024 * 1024:
+            if parse_note(path.name, read_text(path)).metadata.get("source_resource") == f"[[{rel}]]":
+                return path.relative_to(lay.root).as_posix()
+    return None
+
+
 def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, reader: Reader,
                         current: str | None) -> str:
     data = (lay.root / rel).read_bytes()
@@ -112,7 +129,7 @@ def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, re
     card = _relink(card, rel, converted)
     name = rel.rsplit("/", 1)[-1]
     folder = f"{lay.daily}/{day.isoformat()}"
-    target = current or unique_path(lay, folder, "resource-" + slugify(name))
+    target = current or card_of(lay, folder, rel) or unique_path(lay, folder, "resource-" + slugify(name))
     own = converted.meta
     if isinstance(own.get("description") or own.get("title"), str):
         description = f"{name}: {str(own.get('description') or own.get('title'))[:150]}"
@@ -129,33 +146,37 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     read = reader or extractive_card
     catalog_path = lay.state_dir / CATALOG
     catalog: dict[str, dict] = read_json(catalog_path, {})
-    found, skipped = scan_resources(lay)
-    result = ResourceResult(skipped=skipped)
+    problems: dict[str, str] = {}
+    found, skipped = scan_resources(lay, problems)
+    result = ResourceResult(skipped=skipped, failed=dict(problems))
     days: set[date] = set()
     for rel, sha in found.items():
         known = catalog.get(rel)
-        if known and known["sha256"] == sha and (known.get("refused") or (
-                known.get("note") and (lay.root / known["note"]).exists())):
+        reading = f"{settings.decode_errors}|{settings.resource_max_bytes}"  # how it was read
+        if known and known["sha256"] == sha and (
+                (known.get("refused") and known.get("reading") == reading)
+                or (not known.get("refused") and known.get("note") and (lay.root / known["note"]).exists())):
             continue
         day = resource_date(lay, rel, today(settings))
         try:
-            note = write_resource_note(lay, settings, rel, day, read, known and known.get("note"))
-        except NotText as exc:  # refused once, said in the inbox; tried again when it changes
-            log.error("%s", exc)
-            result.failed[rel] = str(exc)
-            catalog[rel] = {"sha256": sha, "note": None, "refused": str(exc)}
+            note = guarded(rel, lambda: write_resource_note(lay, settings, rel, day, read,
+                                                            known and known.get("note")))
+        except FileRefused as exc:  # refused once, said in the inbox; tried again when it changes
+            reason = str(exc)
+            log.error("resource %s not read: %s", rel, reason)
+            result.failed[rel] = reason
+            if isinstance(exc.__cause__, OSError):
+                continue  # the disk, not the file: tried again on the next run
+            catalog[rel] = {"sha256": sha, "note": (known or {}).get("note"), "refused": reason,
+                            "reading": reading}
             atomic_write_json(catalog_path, catalog)
-            append_event(lay, "auto_resource", [rel], f"refused {exc}")
+            append_event(lay, "auto_resource", [rel], f"refused {rel}: {reason}")
             continue
-        except (ValueError, OSError) as exc:
-            log.error("resource %s failed: %s", rel, exc)
-            result.failed[rel] = str(exc)
-            continue
-        (result.updated if known else result.created).append(note)
+        (result.updated if known and known.get("note") else result.created).append(note)
         catalog[rel] = {"sha256": sha, "note": note}
         atomic_write_json(catalog_path, catalog)  # after the note: a failure is retried
         days.add(day)
-    for rel in sorted(set(catalog) - set(found)):
+    for rel in sorted(set(catalog) - set(found) - set(problems)):
         note = catalog[rel].get("note")
         if note and (lay.root / note).exists():
             (lay.root / note).unlink()  # the generated note only; the resource is already gone

@@ -4,12 +4,12 @@ Entry points: `run_dream` (the whole run within a budget; raises `DreamStalled` 
 consume nothing), `migrate_nodes` (earlier node format -> fact lines), its stages `extract_stage`, `integrate_stage`,
 `topics_stage`, `finish_stage` (the Prefect flow runs them as tasks), the model deciders
 `extract_with_model`, `decide_with_model`, runs and rollback (`list_runs`, `rollback`,
-`catalog_path`), the chosen interest topics (`proactive`) and a run as Markdown
+`catalog_path`, `recover_interrupted` for killed runs, `rebuild_catalog` from the digest's sources), the chosen interest topics (`proactive`) and a run as Markdown
 (`summary_markdown`); the node format's read side (`facts_of`, `fact_line`).
 """
 
 from memflow.tasks.dream.digest import fact_line, facts_of, set_meta
-from memflow.tasks.dream.dream_runs import list_runs, rollback
+from memflow.tasks.dream.dream_runs import list_runs, recover_interrupted, rollback
 from memflow.tasks.dream.migrate import migrate_nodes
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.dream.nightly import (
@@ -20,6 +20,7 @@ from memflow.tasks.dream.nightly import (
     integrate_stage,
     integrate_within,
     proactive,
+    rebuild_catalog,
     run_dream,
     summary_markdown,
     topics_stage,
@@ -29,4 +30,4 @@ __all__ = ["run_dream", "extract_stage", "integrate_stage", "integrate_within", 
            "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
-           "set_meta"]
+           "set_meta", "recover_interrupted", "rebuild_catalog"]

@@ -1,22 +1,35 @@
-"""Dream runs are reversible: pre-images and a manifest under metadata/state/dream_runs/<run_id>/.
+"""Dream runs are reversible journals: pre-images and a manifest under
+metadata/state/dream_runs/<run_id>/.
 
-Before a run first touches a file it copies the file's bytes (or notes that it did not exist);
-each action records the file's sha256 after the write. Rollback restores the pre-images and
-removes created files, refusing when a later run or a person changed those files since.
+Before a run touches a file it copies the file's bytes once (or notes that it did not exist)
+and records the sha256 the file will have after the write (`intended`); after the write it
+records the result. The notes a run consumes are recorded before the catalog is updated. So a
+run killed at any point is found by the next run (status still `running`, under the workspace
+lock: no one else is dreaming) and rolled back exactly: every file still at its pre-image, or at
+a state this run wrote, goes back to its pre-image; the catalog entries it added go; it is
+listed as `interrupted (recovered)`. Rollback of a finished run restores the pre-images and
+removes created files, refusing when a later run or a person changed those files since; a
+rollback that was itself interrupted can be run again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import secrets
+import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
 from memflow.schemas.dream import ActionRecord
+from memflow.tasks.ground.lock import process_alive
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores.files import atomic_write_bytes, atomic_write_json, read_json
 
+log = logging.getLogger("memflow.dream")
 RUNS = "dream_runs"
+INTERRUPTED = "interrupted (recovered)"
 
 
 class RollbackConflict(RuntimeError):
@@ -36,20 +49,33 @@ class RunRecord:
         self.dir = lay.state_dir / RUNS / self.run_id
         self.manifest = read_json(self.dir / "manifest.json", None) or {
             "run_id": self.run_id, "started": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-            "status": "running", "actions": [], "files": {}, "catalog_added": {}}
+            "status": "running", "pid": os.getpid(), "host": socket.gethostname(),
+            "actions": [], "files": {}, "catalog_added": {}}
 
     def save(self) -> None:
         atomic_write_json(self.dir / "manifest.json", self.manifest)
 
-    def before_write(self, rel: str) -> None:
-        """Keep the pre-image of `rel` the first time this run touches it."""
-        if rel in self.manifest["files"]:
-            return
+    def before_write(self, rel: str, new_text: str | bytes | None = None) -> None:
+        """Journal a write before it happens: the pre-image of `rel` the first time this run
+        touches it, and the sha256 the file will have (`new_text`) each time."""
         path = self.lay.root / rel
-        existed = path.exists()
-        if existed:
-            atomic_write_bytes(self.dir / "pre" / rel, path.read_bytes())
-        self.manifest["files"][rel] = {"existed": existed, "post_sha256": None}
+        info = self.manifest["files"].get(rel)
+        if info is None:
+            existed = path.exists()
+            data = path.read_bytes() if existed else None
+            if data is not None:
+                atomic_write_bytes(self.dir / "pre" / rel, data)
+            info = self.manifest["files"][rel] = {
+                "existed": existed, "pre_sha256": hashlib.sha256(data).hexdigest() if data is not None else None,
+                "post_sha256": None, "intended": []}
+        if new_text is not None:
+            data = new_text.encode("utf-8") if isinstance(new_text, str) else new_text
+            info.setdefault("intended", []).append(hashlib.sha256(data).hexdigest())
+        self.save()
+
+    def consuming(self, catalog_added: dict[str, str]) -> None:
+        """Journal the notes this run is about to mark consumed, before the catalog changes."""
+        self.manifest["catalog_added"] = catalog_added
         self.save()
 
     def after_write(self, rel: str, record: ActionRecord | None = None) -> None:
@@ -74,44 +100,96 @@ def list_runs(lay: Layout) -> list[dict]:
             counts: dict[str, int] = {}
             for action in manifest["actions"]:
                 counts[action["action"]] = counts.get(action["action"], 0) + 1
+            status = manifest["status"]
+            if status == "running" and not process_alive(manifest):
+                status = "interrupted"  # recovered by the next dream run (or `memflow check --repair`)
             runs.append({"run_id": manifest["run_id"], "started": manifest["started"],
-                         "status": manifest["status"], "actions": counts,
+                         "status": status, "actions": counts,
                          "files": sorted(manifest["files"])})
     return sorted(runs, key=lambda r: r["started"])
 
 
+def _pre_sha(record: RunRecord, rel: str, info: dict) -> str | None:
+    if not info["existed"]:
+        return None
+    return info.get("pre_sha256") or sha_of(record.dir / "pre" / rel)
+
+
+def _restore(lay: Layout, record: RunRecord, rel: str, info: dict) -> None:
+    path = lay.root / rel
+    if info["existed"]:
+        atomic_write_bytes(path, (record.dir / "pre" / rel).read_bytes())
+    elif path.exists():
+        path.unlink()
+
+
+def _drop_catalog(record: RunRecord, catalog_path: Path) -> None:
+    catalog = read_json(catalog_path, {})
+    for rel, sha in record.manifest.get("catalog_added", {}).items():
+        if catalog.get(rel) == sha:
+            del catalog[rel]
+    atomic_write_json(catalog_path, catalog)
+
+
+def recover_interrupted(lay: Layout, catalog_path: Path) -> list[str]:
+    """Roll back every run left `running` by a killed process; returns the files restored.
+    Call under the workspace lock (so no run is really in progress). A file changed since by
+    someone else (neither its pre-image nor a state the run wrote) is left as it is and named
+    in the manifest's `recovery_conflicts`."""
+    base = lay.state_dir / RUNS
+    restored: list[str] = []
+    for folder in sorted(base.iterdir()) if base.is_dir() else []:
+        manifest = read_json(folder / "manifest.json", None)
+        if not manifest or manifest.get("status") != "running":
+            continue
+        record = RunRecord(lay, manifest["run_id"])
+        conflicts = []
+        for rel, info in record.manifest["files"].items():
+            current, pre = sha_of(lay.root / rel), _pre_sha(record, rel, info)
+            if current == pre:
+                continue
+            if current in {info.get("post_sha256"), *info.get("intended", [])}:
+                _restore(lay, record, rel, info)
+                restored.append(rel)
+            else:
+                conflicts.append(rel)
+        _drop_catalog(record, catalog_path)
+        record.manifest.update(status=INTERRUPTED, recovery_conflicts=conflicts,
+                               finished=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        record.save()
+        log.warning("dream run %s was interrupted: rolled back %d file(s)%s", record.run_id,
+                    len(restored), f"; left as changed since: {', '.join(conflicts)}" if conflicts else "")
+    return sorted(restored)
+
+
 def rollback(lay: Layout, run_id: str, catalog_path: Path, force: bool = False) -> list[str]:
-    """Restore the run's pre-images; returns the files restored or removed."""
+    """Restore the run's pre-images; returns the files restored or removed. A file already back
+    at its pre-image (a rollback interrupted before) is fine; one changed since by a later run
+    or a person refuses the rollback unless `force`."""
     record = RunRecord(lay, run_id)
     if not (record.dir / "manifest.json").exists():
         raise LookupError(f"no dream run {run_id!r} (see `memflow dream runs`)")
-    if record.manifest["status"] == "rolled back":
-        raise RollbackConflict(f"run {run_id} was already rolled back")
+    if record.manifest["status"] in ("rolled back", INTERRUPTED):
+        raise RollbackConflict(f"run {run_id} was already rolled back ({record.manifest['status']})")
     files = record.manifest["files"]
     if any(info.get("forgotten") for info in files.values()):
         raise RollbackConflict(f"run {run_id} touched material that was forgotten since "
                                "(memflow forget): it can no longer be rolled back")
-    changed = [rel for rel, info in files.items() if sha_of(lay.root / rel) != info["post_sha256"]]
+    changed = [rel for rel, info in files.items()
+               if sha_of(lay.root / rel) not in {info["post_sha256"], _pre_sha(record, rel, info)}]
     if changed and not force:
         raise RollbackConflict(
             f"refusing to roll back {run_id}: changed since the run by a later run or a person: "
             f"{', '.join(sorted(changed))} (use --force to restore anyway)")
     touched = []
     for rel, info in files.items():
-        path = lay.root / rel
-        if info["existed"]:
-            atomic_write_bytes(path, (record.dir / "pre" / rel).read_bytes())
-        elif path.exists():
-            path.unlink()
+        _restore(lay, record, rel, info)
         touched.append(rel)
-    catalog = read_json(catalog_path, {})
-    for rel, sha in record.manifest.get("catalog_added", {}).items():
-        if catalog.get(rel) == sha:
-            del catalog[rel]
-    atomic_write_json(catalog_path, catalog)
+    _drop_catalog(record, catalog_path)
     record.manifest["status"] = "rolled back"
     record.save()
     return sorted(touched)
 
 
-__all__ = ["RunRecord", "RollbackConflict", "list_runs", "rollback", "sha_of"]
+__all__ = ["RunRecord", "RollbackConflict", "list_runs", "rollback", "sha_of", "recover_interrupted",
+           "INTERRUPTED"]

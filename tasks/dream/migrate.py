@@ -100,7 +100,7 @@ def migrate_nodes(settings: Settings) -> DreamSummary:
     for path in legacy:
         rel = path.relative_to(lay.root).as_posix()
         new = convert(read_text(path), date.fromtimestamp(path.stat().st_mtime).isoformat())
-        run.before_write(rel)
+        run.before_write(rel, new)
         atomic_write_text(path, new)
         record = ActionRecord(unit=rel, action="migrate", path=rel, created=False)
         run.after_write(rel, record)

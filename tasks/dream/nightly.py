@@ -39,14 +39,16 @@ from memflow.tasks.dream.consolidation import (
     note_facts,
     speaker,
 )
-from memflow.tasks.dream.dream_runs import RunRecord
+from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.guard import FileRefused, check_markdown, guarded
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import (
     BUCKETS,
     Layout,
     date_of,
+    file_stats,
     is_day_index,
     layout,
     slugify,
@@ -73,12 +75,13 @@ def catalog_path(lay: Layout):
 
 
 def daily_notes(lay: Layout, until: date) -> list[str]:
-    base = lay.root / lay.daily
+    """Daily notes (`daily/<date>/<note>.md`, regular files only: no FIFO, no symlink loop) up
+    to `until`, oldest first."""
     found = []
-    for path in base.glob("*/*.md") if base.is_dir() else []:
-        rel = path.relative_to(lay.root).as_posix()
+    for rel in file_stats(lay, [lay.daily]):
         day = date_of(rel)
-        if day and day <= until and not is_day_index(lay, rel) and not path.name.startswith("."):
+        if (rel.count("/") == lay.daily.count("/") + 2 and day and day <= until
+                and not is_day_index(lay, rel)):
             found.append(rel)
     return sorted(found, key=lambda r: (date_of(r), r))
 
@@ -94,6 +97,20 @@ def pending_notes(lay: Layout, until: date) -> tuple[list[tuple[str, str]], list
             pending.append((rel, sha))
     gone = [rel for rel in catalog if not (lay.root / rel).exists()]
     return pending, gone
+
+
+def readable_note(lay: Layout, settings: Settings, rel: str):
+    """A daily note parsed within the limits that protect memory (raises FileRefused)."""
+    data = (lay.root / rel).read_bytes()
+    check_markdown(data, settings)
+    return parse_note(rel, data.decode("utf-8", errors="replace"), settings.frontmatter_max_bytes)
+
+
+def refuse_note(lay: Layout, rel: str, sha: str, reason: str) -> None:
+    catalog = read_json(catalog_path(lay), {})
+    catalog[rel] = sha
+    atomic_write_json(catalog_path(lay), catalog)
+    append_event(lay, "auto_dream", [rel], f"skipped {rel}: {reason}")
 
 
 def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: int) -> list[str]:
@@ -240,9 +257,47 @@ def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, li
     return decision
 
 
+_CITED: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}  # node -> (stat, links it cites)
+
+
+def digest_citations(lay: Layout) -> set[str]:
+    """Every `daily/...#Lnn` link a digest fact line cites (each node parsed again only when it
+    changed): what has been consolidated, by source, whatever the catalog says."""
+    found: set[str] = set()
+    base = lay.root / lay.digest
+    for path in base.rglob("*.md") if base.is_dir() else []:
+        stat = path.stat()
+        mark = (stat.st_mtime_ns, stat.st_size)
+        cached = _CITED.get(path)
+        if cached is None or cached[0] != mark:
+            cached = _CITED[path] = (mark, frozenset(digest.cited(read_text(path))))
+        found |= cached[1]
+    return found
+
+
+def rebuild_catalog(lay: Layout, until: date) -> dict[str, str]:
+    """The dream catalog derived from the digest (when `metadata/state/` was lost): a daily note
+    every fact of which a digest node cites is consolidated as it is now; any other note stays
+    pending (and a re-run is idempotent by source anyway)."""
+    cited = digest_citations(lay)
+    catalog = {}
+    for rel in daily_notes(lay, until):
+        facts = note_facts(parse_note(rel, read_text(lay.root / rel)))
+        if facts and all(f"{f.path}#L{f.lines[0]}" in cited for f in facts):
+            catalog[rel] = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+    atomic_write_json(catalog_path(lay), catalog)
+    if catalog:
+        log.warning("dream catalog rebuilt from the digest's sources: %d note(s) consolidated", len(catalog))
+    return catalog
+
+
 def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
               with_search: bool = False) -> ActionRecord:
     lay = layout(settings)
+    links = evidence_links(unit)
+    if links and set(links) <= digest_citations(lay):
+        # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
+        return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))
     decision = decide(unit, candidates(settings, unit, with_search), new_path)
@@ -253,7 +308,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
                           created=created)
     if text is None:
         return record
-    run.before_write(path)
+    run.before_write(path, text)
     record.pre_sha256 = None if created else hashlib.sha256((lay.root / path).read_bytes()).hexdigest()
     atomic_write_text(lay.root / path, text)
     run.after_write(path, record)
@@ -266,8 +321,9 @@ def write_topics(settings: Settings, run: RunRecord, day: date, topics: list[Top
     rel = f"{lay.daily}/{day.isoformat()}/interests.yaml"
     data = {"date": day.isoformat(), "topic_count": count, "diversity_days": diversity_days,
             "topics": [t.model_dump() for t in topics]}
-    run.before_write(rel)
-    atomic_write_text(lay.root / rel, yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+    run.before_write(rel, text)
+    atomic_write_text(lay.root / rel, text)
     run.after_write(rel)
     return rel
 
@@ -297,6 +353,10 @@ def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
     `max_units` units, whole notes only) and extract their units; None when nothing is pending.
     What does not fit is the backlog (`notes_left`), worked off by the next runs."""
     lay = layout(settings)
+    if recover_interrupted(lay, catalog_path(lay)):
+        run_index(settings)  # the digest is back as it was before the killed run
+    if not catalog_path(lay).exists():
+        rebuild_catalog(lay, day)
     pending, gone = pending_notes(lay, day)
     if gone:
         catalog = read_json(catalog_path(lay), {})
@@ -307,8 +367,14 @@ def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
         return None
     if extract is not None and not (lay.index_dir / "watermark.json").exists():
         run_index(settings)  # a model's candidates come from search
-    batch = pending[:max(1, max_notes)]
-    notes = [parse_note(rel, read_text(lay.root / rel)) for rel, _ in batch]
+    batch, notes = [], []
+    for rel, sha in pending[:max(1, max_notes)]:
+        try:
+            notes.append(guarded(rel, lambda: readable_note(lay, settings, rel)))
+            batch.append((rel, sha))
+        except FileRefused as exc:  # consumed as it is (no units), said in the inbox; retried when it changes
+            log.warning("dream skips %s: %s", rel, exc)
+            refuse_note(lay, rel, sha, str(exc))
     pairs = (extract or offline_extract)(notes)
     taken = set(within_budget(pairs, [rel for rel, _ in batch], max_units))
     pairs = [(u, o) for u, o in pairs if o in taken]
@@ -358,6 +424,7 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
         summary.files_written.append(interests)
         summary.topics = [t["title"] for t in (yaml.safe_load(read_text(lay.root / interests)) or {}).get("topics", [])]
     consumed = {rel: sha for rel, sha in plan.selected if rel not in blocked}
+    RunRecord(lay, plan.run_id).consuming(consumed)  # journaled first: a kill now is rolled back whole
     catalog = read_json(catalog_path(lay), {})
     catalog.update(consumed)
     atomic_write_json(catalog_path(lay), catalog)

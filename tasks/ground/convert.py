@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from memflow.tasks.ground.markdown import split_frontmatter
-from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.notes import expanded_size, parse_note
 
 DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside",
                 "form", "iframe", "svg", "canvas", "button")
@@ -97,9 +97,13 @@ def convert(rel: str, text: str) -> Converted:
         return Converted("\n".join(lines))  # one record per line: lines still match
     if suffix in ("yaml", "yml"):
         try:
-            return Converted("\n".join(_key_paths(yaml.safe_load(text))), lines_match_file=False)
-        except yaml.YAMLError:
+            value = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError):
             return Converted(text)
+        budget = max(100_000, len(text))
+        if expanded_size(value, budget) > budget:  # aliases that expand past the text: read as is
+            return Converted(text)
+        return Converted("\n".join(_key_paths(value)), lines_match_file=False)
     if suffix == "csv":
         rows = list(csv.reader(io.StringIO(text)))
         if len(rows) < 2:

@@ -1,32 +1,43 @@
 """One writer at a time: the workspace lock in `metadata/state/lock.json`.
 
 Writing jobs (index, capture, dream, file operations) hold it; the stage functions under them
-do not take it again. A lock whose process is gone (same host) is taken over.
+do not take it again. A lock whose process is gone (same host) is taken over; a lock held from
+another host is never taken over by a local pid check. Every writing command waits the same way:
+up to `lock_wait` seconds (CLI `--wait`), saying once who holds the lock and since when, then
+`WorkspaceBusy` (CLI exit 75). Scheduled flows wait `lock_timeout`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+log = logging.getLogger("memflow.lock")
 LOCK_FILE = "lock.json"
 EXIT_BUSY = 75  # EX_TEMPFAIL
+
+
+def describe_holder(holder: dict) -> str:
+    return (f"{holder.get('job', '?')} holds the workspace since {holder.get('since', '?')}"
+            f" (pid {holder.get('pid', '?')} on {holder.get('host', '?')})")
 
 
 class WorkspaceBusy(RuntimeError):
     def __init__(self, holder: dict):
         self.holder = holder
-        super().__init__(
-            f"busy: {holder.get('job', '?')} holds the workspace since {holder.get('since', '?')}"
-            f" (pid {holder.get('pid', '?')})"
-        )
+        super().__init__(f"busy: {describe_holder(holder)}")
+
+
+def say_waiting(holder: dict, wait: float) -> None:
+    log.warning("waiting up to %ss: %s", f"{wait:g}", describe_holder(holder))
 
 
 def read_holder(state_dir: Path) -> dict | None:
@@ -38,10 +49,12 @@ def read_holder(state_dir: Path) -> dict | None:
         return {"job": "unknown", "since": "?", "pid": -1, "host": socket.gethostname()}
 
 
-def _alive(holder: dict) -> bool:
-    if holder.get("host") != socket.gethostname():
-        return True  # cannot tell for another machine: treat as held
-    pid = int(holder.get("pid", -1))
+def process_alive(record: dict) -> bool:
+    """The process a record names (`host`, `pid`) still runs. Another host's process cannot be
+    checked from here: it counts as alive."""
+    if record.get("host") not in (None, socket.gethostname()):
+        return True
+    pid = int(record.get("pid") or -1)
     if pid <= 0:
         return False
     try:
@@ -65,8 +78,10 @@ def _try_create(path: Path, record: dict) -> bool:
     return True
 
 
-def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2) -> str:
-    """Take the lock for `job`; returns its token. Raises WorkspaceBusy after `wait` seconds."""
+def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2,
+            on_wait: Callable[[dict, float], None] | None = say_waiting) -> str:
+    """Take the lock for `job`; returns its token. Raises WorkspaceBusy after `wait` seconds;
+    `on_wait` is told once (holder, wait) when the lock is held and there is time to wait."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / LOCK_FILE
     token = uuid.uuid4().hex
@@ -77,7 +92,7 @@ def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2) -> 
         if _try_create(path, record):
             return token
         holder = read_holder(state_dir)
-        if holder is not None and not _alive(holder):
+        if holder is not None and not process_alive(holder):
             # Stale lock of a dead process: move it aside atomically, then retry the create.
             stale = path.with_name(f".{LOCK_FILE}.stale-{token}")
             try:
@@ -88,6 +103,9 @@ def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2) -> 
             continue
         if time.monotonic() >= deadline:
             raise WorkspaceBusy(holder or {})
+        if on_wait is not None:
+            on_wait(holder or {}, wait)
+            on_wait = None
         time.sleep(poll)
 
 
@@ -99,6 +117,7 @@ def release(state_dir: Path, token: str) -> None:
 
 @contextmanager
 def workspace_lock(state_dir: Path, job: str, wait: float = 0.0) -> Iterator[str]:
+    """Hold the workspace lock for `job`, waiting up to `wait` seconds for it."""
     token = acquire(state_dir, job, wait)
     try:
         yield token

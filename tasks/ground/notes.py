@@ -21,17 +21,43 @@ _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _HANDLER = YAMLHandler()
 
 
-def parse_note(path: str, text: str) -> Note:
-    """Text of a Markdown file -> Note (never raises on bad frontmatter)."""
+FRONTMATTER_MAX_BYTES = 64 * 1024
+_MAX_VALUES = 10_000  # scalars a frontmatter may hold once its aliases are expanded
+
+
+def expanded_size(value, budget: int = _MAX_VALUES) -> int:
+    """Scalars in a loaded YAML value counting every alias again, stopping past `budget` (an
+    alias bomb is small text that expands exponentially; walking it whole would never end)."""
+    count, stack = 0, [value]
+    while stack and count <= budget:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+        else:
+            count += 1
+    return count
+
+
+def parse_note(path: str, text: str, max_frontmatter_bytes: int = FRONTMATTER_MAX_BYTES) -> Note:
+    """Text of a Markdown file -> Note (never raises on bad frontmatter: a frontmatter that does
+    not parse, is not a mapping, is over `max_frontmatter_bytes` or expands past 10,000 values
+    leaves the whole text as the body, with `warning` saying why)."""
     text = normalise_newlines(text)
     fm_text, body, body_start = split_frontmatter(text)
     if fm_text is None:
         return Note(path=path, body=text, text=text)
     try:
+        if len(fm_text.encode("utf-8")) > max_frontmatter_bytes:
+            raise ValueError(f"over {max_frontmatter_bytes:,} bytes (frontmatter_max_bytes)")
         metadata = _HANDLER.load(fm_text, Loader=_LOADER) or {}
         if not isinstance(metadata, dict):
             raise ValueError(f"frontmatter is a {type(metadata).__name__}, not a mapping")
-    except (yaml.YAMLError, ValueError) as exc:
+        if expanded_size(metadata) > _MAX_VALUES:
+            raise ValueError(f"expands past {_MAX_VALUES:,} values (YAML aliases)")
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
         reason = str(exc).splitlines()[0]
         log.warning("%s: malformed frontmatter, read as plain Markdown (%s)", path, reason)
         return Note(path=path, body=text, text=text, warning=f"malformed frontmatter: {reason}")

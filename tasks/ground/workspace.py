@@ -156,30 +156,60 @@ def date_of(rel: str) -> date | None:
         return None
 
 
-def file_stats(lay: Layout, folders: list[str],
-               suffixes: tuple[str, ...] = (".md",)) -> dict[str, tuple[int, int]]:
+def file_stats(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",),
+               problems: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
     """Workspace-relative path -> (size, mtime_ns) of regular files under `folders`, from one
-    scandir walk; hidden entries are skipped, symlinks only when they stay in the workspace."""
+    scandir walk; hidden entries are skipped, symlinks only when they stay in the workspace.
+    A folder is walked once however many links lead to it; symlink loops, links out of the
+    workspace, FIFOs and other non-regular files are left out (with a reason in `problems`)."""
     root = str(lay.root)
     found: dict[str, tuple[int, int]] = {}
     stack = [os.path.join(root, f) for f in folders]
+    seen: set[tuple[int, int]] = set()
+
+    def skip(path: str, reason: str) -> None:
+        if problems is not None:
+            problems[path[len(root) + 1:].replace(os.sep, "/")] = reason
+
     while stack:
         folder = stack.pop()
         try:
+            stat = os.stat(folder)
+            if (stat.st_dev, stat.st_ino) in seen:
+                continue
+            seen.add((stat.st_dev, stat.st_ino))
             entries = os.scandir(folder)
         except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            skip(folder, f"cannot be read: {exc.strerror or exc}")
             continue
         with entries:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
-                if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(lay.root):
-                    continue
-                if entry.is_dir():
-                    stack.append(entry.path)
-                elif entry.name.endswith(suffixes) and entry.is_file():
-                    stat = entry.stat()
-                    found[entry.path[len(root) + 1:].replace(os.sep, "/")] = (stat.st_size, stat.st_mtime_ns)
+                try:
+                    if entry.is_symlink():
+                        try:
+                            target = Path(entry.path).resolve(strict=True)
+                        except (OSError, RuntimeError) as exc:
+                            skip(entry.path, "symlink loop" if "loop" in str(exc).lower()
+                                 else "broken symlink")
+                            continue
+                        if not target.is_relative_to(lay.root):
+                            skip(entry.path, "symlink out of the workspace")
+                            continue
+                    if entry.is_dir():
+                        stack.append(entry.path)
+                    elif entry.name.endswith(suffixes):
+                        if not entry.is_file():
+                            skip(entry.path, "not a regular file")
+                            continue
+                        stat = entry.stat()
+                        found[entry.path[len(root) + 1:].replace(os.sep, "/")] = (stat.st_size,
+                                                                                  stat.st_mtime_ns)
+                except OSError as exc:
+                    skip(entry.path, f"cannot be read: {exc.strerror or exc}")
     return found
 
 

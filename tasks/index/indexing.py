@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -21,6 +22,8 @@ import pyarrow.compute as pc
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import convert, looks_binary
+from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.guard import FileRefused, check_markdown, guarded
 from memflow.tasks.ground.markdown import parse_links, searchable_text
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
@@ -63,26 +66,36 @@ def pipeline_version(settings: Settings) -> str:
 RESOURCE_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html", ".htm")
 
 
-def indexed_files(lay: Layout, max_resource_bytes: int | None = None) -> dict[str, tuple[int, int]]:
+def indexed_files(lay: Layout, max_resource_bytes: int | None = None,
+                  problems: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
     """Indexed files -> (size, mtime_ns): Markdown under daily/ and digest/, and text resources
-    under resource/ up to `max_resource_bytes` (larger ones are left out and logged)."""
-    found = file_stats(lay, [lay.daily, lay.digest])
-    for rel, (size, mtime) in file_stats(lay, [lay.resource], RESOURCE_SUFFIXES).items():
+    under resource/ up to `max_resource_bytes`. What is left out (larger resources, symlink
+    loops, FIFOs...) goes to `problems` with its reason."""
+    problems = {} if problems is None else problems
+    found = file_stats(lay, [lay.daily, lay.digest], problems=problems)
+    for rel, (size, mtime) in file_stats(lay, [lay.resource], RESOURCE_SUFFIXES, problems).items():
         if max_resource_bytes is not None and size > max_resource_bytes:
-            log.warning("%s is not indexed: %d bytes is over resource_index_max_bytes (%d)",
-                        rel, size, max_resource_bytes)
+            problems[rel] = (f"{size:,} bytes is over resource_index_max_bytes "
+                             f"({max_resource_bytes:,})")
             continue
         found[rel] = (size, mtime)
     return found
 
 
-def scan(lay: Layout, catalog: dict, pipeline: str, max_resource_bytes: int | None = None) -> dict[str, DiskFile]:
-    """Stat every indexed file; hash only those whose stat or pipeline differ from the catalog."""
+def scan(lay: Layout, catalog: dict, pipeline: str, max_resource_bytes: int | None = None,
+         problems: dict[str, str] | None = None) -> dict[str, DiskFile]:
+    """Stat every indexed file; hash only those whose stat or pipeline differ from the catalog.
+    A file that cannot be read is left out with its reason in `problems`."""
+    problems = {} if problems is None else problems
     disk = {}
-    for rel, (size, mtime_ns) in sorted(indexed_files(lay, max_resource_bytes).items()):
+    for rel, (size, mtime_ns) in sorted(indexed_files(lay, max_resource_bytes, problems).items()):
         entry = DiskFile(rel, size, mtime_ns)
         if needs_hash(entry, catalog.get(rel), pipeline):
-            digest = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+            try:
+                digest = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+            except OSError as exc:
+                problems[rel] = f"cannot be read: {exc.strerror or exc}"
+                continue
             entry = DiskFile(rel, size, mtime_ns, digest)
         disk[rel] = entry
     return disk
@@ -92,13 +105,17 @@ def chunk_id(path: str, start: int, end: int, text: str) -> str:
     return hashlib.sha256(f"{path}\0{start}\0{end}\0{text}".encode()).hexdigest()
 
 
-def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes,
-               pipeline: str) -> tuple[dict, list[dict], list[dict]]:
-    """One file's bytes -> (files row, chunk rows, link rows)."""
+def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline: str,
+               warnings: dict[str, str] | None = None) -> tuple[dict, list[dict], list[dict]]:
+    """One file's bytes -> (files row, chunk rows, link rows). Raises FileRefused when a
+    Markdown file is past a limit; a caveat (frontmatter read as text) goes to `warnings`."""
     layer, kind, day = layer_of(lay, rel), kind_of(lay, rel), date_of(rel)
     if layer == "resource" and not rel.lower().endswith(".md"):
         return resource_rows(settings, rel, data, pipeline, kind, day)
-    note = parse_note(rel, decode(data, settings.decode_errors, rel))
+    check_markdown(data, settings)
+    note = parse_note(rel, decode(data, settings.decode_errors, rel), settings.frontmatter_max_bytes)
+    if note.warning and warnings is not None:
+        warnings[rel] = f"{note.warning}; indexed as plain Markdown"
     chunks = []
     for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
         name, desc = (note.name, note.description) if n == 0 else ("", "")
@@ -148,17 +165,49 @@ def _batches(items: list[str], size: int) -> Iterable[list[str]]:
         yield items[i:i + size]
 
 
+def refused_row(lay: Layout, rel: str, data: bytes, pipeline: str) -> dict:
+    """The files row of a file left out: no chunks, so it is tried again only when it changes."""
+    return {"path": rel, "layer": layer_of(lay, rel), "kind": kind_of(lay, rel), "size": len(data),
+            "mtime_ns": 0, "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline,
+            "name": "", "description": ""}
+
+
+def file_rows_of(lay: Layout, settings: Settings, rel: str, pipeline: str, skipped: dict[str, str],
+                 warnings: dict[str, str]) -> tuple[dict, list[dict], list[dict]] | None:
+    """One file inside a guard: its rows, or a refused row with the reason in `skipped`
+    (None when the file is gone or unreadable: it is not recorded, so the next run looks again)."""
+    path = lay.root / rel
+    try:
+        stat = path.stat()
+        data = path.read_bytes()
+    except OSError as exc:
+        skipped[rel] = f"cannot be read: {exc.strerror or exc}"
+        return None
+    try:
+        row, chunks, links = guarded(rel, lambda: build_rows(lay, settings, rel, data, pipeline, warnings))
+    except FileRefused as exc:
+        skipped[rel] = str(exc)
+        log.debug("%s is not indexed: %s", rel, exc)
+        row, chunks, links = refused_row(lay, rel, data, pipeline), [], []
+    row["mtime_ns"] = stat.st_mtime_ns
+    return row, chunks, links
+
+
 def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: list[str],
-                  pipeline: str, progress: Progress | None = None) -> int:
-    """Re-chunk `paths` batch by batch; returns the number of chunks written."""
+                  pipeline: str, progress: Progress | None = None,
+                  skipped: dict[str, str] | None = None, warnings: dict[str, str] | None = None) -> int:
+    """Re-chunk `paths` batch by batch, each file inside a guard (a file that fails is left out
+    with its reason in `skipped`); returns the number of chunks written."""
+    skipped = {} if skipped is None else skipped
+    warnings = {} if warnings is None else warnings
     written = 0
     for batch in _batches(paths, BATCH):
         file_rows, chunk_rows, link_rows = [], [], []
         for rel in batch:
-            path = lay.root / rel
-            stat = path.stat()
-            row, chunks, links = build_rows(lay, settings, rel, path.read_bytes(), pipeline)
-            row["mtime_ns"] = stat.st_mtime_ns
+            rows = file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
+            if rows is None:
+                continue
+            row, chunks, links = rows
             file_rows.append(row)
             chunk_rows.extend(chunks)
             link_rows.extend(links)
@@ -220,27 +269,38 @@ def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
 
 def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,
               embed: bool = True) -> IndexSummary:
-    """Incremental index of a workspace; returns counts. The caller holds the workspace lock."""
-    started = time.perf_counter()
+    """Incremental index of a workspace; returns counts. The caller holds the workspace lock.
+    A reindex that was interrupted is completed first (it is what the index then is)."""
     lay = layout(settings)
-    store = IndexStore(lay.index_dir / "lance")
+    if (lay.index_dir / REINDEXING).exists():
+        log.warning("an interrupted reindex is completed first")
+        return run_reindex(settings, progress_factory)
+    return _index(settings, lay, lay.index_dir / LANCE, progress_factory, embed)
+
+
+def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: bool) -> IndexSummary:
+    started = time.perf_counter()
+    store = IndexStore(lance_dir)
     pipeline = pipeline_version(settings)
     catalog = store.catalog()
-    plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes), catalog, pipeline)
+    scan_problems: dict[str, str] = {}
+    plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes, scan_problems),
+                      catalog, pipeline)
     todo = plan.added + plan.modified
     if plan.changed:
         atomic_write_text(lay.index_dir / DIRTY, pipeline)
     progress = progress_factory(len(todo)) if progress_factory and todo else None
-    written = apply_changes(store, lay, settings, todo, pipeline, progress)
+    skipped: dict[str, str] = {}
+    warnings: dict[str, str] = {}
+    written = apply_changes(store, lay, settings, todo, pipeline, progress, skipped, warnings)
     if plan.deleted:
         store.replace_paths(plan.deleted, [], [])
         store.delete_files(plan.deleted)
     if plan.touched:
-        rows = [build_rows(lay, settings, rel, (lay.root / rel).read_bytes(), pipeline)[0]
-                for rel in plan.touched]
-        for row in rows:
-            row["mtime_ns"] = (lay.root / row["path"]).stat().st_mtime_ns
+        rows = [r[0] for rel in plan.touched
+                if (r := file_rows_of(lay, settings, rel, pipeline, skipped, warnings)) is not None]
         store.put_files(rows)
+    skipped, warnings = remember_problems(lay, plan, scan_problems, skipped, warnings)
     vectors = 0
     if embed and settings.embedding_model:
         from memflow.tasks.index.vectors import backfill_vectors
@@ -261,17 +321,74 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     summary = IndexSummary(
         added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
         unchanged=len(plan.unchanged), chunks=written, total_chunks=store.count_chunks(),
-        vectors=vectors, keyword_rebuilt=rebuilt, seconds=time.perf_counter() - started)
+        vectors=vectors, keyword_rebuilt=rebuilt, seconds=time.perf_counter() - started,
+        skipped=skipped, warnings=warnings)
     write_watermark(lay, summary, writes)
     return summary
 
 
+PROBLEMS = "problems.json"  # files the index left out or read with a caveat (derived)
+
+
+def remember_problems(lay: Layout, plan, scan_problems: dict[str, str], skipped: dict[str, str],
+                      warnings: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Merge this run's problems with earlier ones still true (a refused file not changed since
+    stays refused; one re-done, deleted or gone is dropped); new ones go to the inbox."""
+    earlier = read_json(lay.index_dir / PROBLEMS, {}) or {}
+    redone = set(plan.added) | set(plan.modified) | set(plan.touched) | set(plan.deleted)
+    present = set(plan.unchanged)
+    kept_skipped = {p: why for p, why in (earlier.get("skipped") or {}).items()
+                    if p in present and p not in redone}
+    kept_warnings = {p: why for p, why in (earlier.get("warnings") or {}).items()
+                     if p in present and p not in redone}
+    all_skipped = {**kept_skipped, **scan_problems, **skipped}
+    all_warnings = {**kept_warnings, **warnings}
+    new = {p: why for p, why in {**scan_problems, **skipped}.items()
+           if (earlier.get("skipped") or {}).get(p) != why}
+    if all_skipped or all_warnings or earlier:
+        atomic_write_json(lay.index_dir / PROBLEMS, {"skipped": all_skipped, "warnings": all_warnings})
+    if new:
+        shown = "; ".join(f"{p}: {why}" for p, why in sorted(new.items())[:5])
+        more = f" (+{len(new) - 5} more)" if len(new) > 5 else ""
+        append_event(lay, "index", sorted(new), f"skipped {len(new)} file(s): {shown}{more}")
+    return all_skipped, all_warnings
+
+
+def index_problems(lay: Layout) -> dict:
+    """What the last index runs left out or read with a caveat: {"skipped": {...}, "warnings": {...}}."""
+    found = read_json(lay.index_dir / PROBLEMS, {}) or {}
+    return {"skipped": found.get("skipped") or {}, "warnings": found.get("warnings") or {}}
+
+
+LANCE, REINDEXING = "lance", "REINDEXING"
+
+
 def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
-    """Delete everything derived under metadata/index/ and index from the files."""
+    """Rebuild the index from the files without taking search down: new tables are built beside
+    the current ones (`lance.next/`), the search snapshot they give is swapped in as a new
+    generation (searches answer from the old one until then), then the tables are swapped. A
+    killed reindex leaves the old index serving and its marker makes the next run finish it."""
     lay = layout(settings)
-    if lay.index_dir.exists():
-        shutil.rmtree(lay.index_dir)
-    return run_index(settings, progress_factory)
+    lay.index_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(lay.index_dir / REINDEXING, pipeline_version(settings))
+    current, building, old = (lay.index_dir / LANCE, lay.index_dir / f"{LANCE}.next",
+                              lay.index_dir / f"{LANCE}.old")
+    for leftover in (building, old):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    (lay.index_dir / PROBLEMS).unlink(missing_ok=True)
+    summary = _index(settings, lay, building, progress_factory, embed=True)
+    if not summary.keyword_rebuilt:  # an empty workspace: still publish the (empty) snapshot
+        rebuild_keyword(IndexStore(building), lay, settings)
+    if current.exists():
+        os.replace(current, old)
+    os.replace(building, current)
+    shutil.rmtree(old, ignore_errors=True)
+    for folder in (lay.index_dir / "keyword").iterdir():  # other tokenizers' snapshots are stale
+        if folder != keyword_dir(lay, settings) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+    (lay.index_dir / REINDEXING).unlink(missing_ok=True)
+    return summary
 
 
 WATERMARK = "watermark.json"
@@ -300,4 +417,4 @@ def watermark(lay: Layout) -> dict:
             "files": mark["files"], "chunks": mark["chunks"]}
 
 
-__all__ = ["run_index", "run_reindex", "pipeline_version", "watermark"]
+__all__ = ["run_index", "run_reindex", "pipeline_version", "watermark", "index_problems"]

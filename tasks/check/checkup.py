@@ -1,0 +1,146 @@
+"""`memflow check [--repair]` (plan, then apply): `find_problems` only reads and returns
+findings, each with the repair that is safe for it; `repair` applies those repairs."""
+
+from __future__ import annotations
+
+import os
+
+from memflow.schemas.check import CheckReport, Finding
+from memflow.schemas.settings import Settings
+from memflow.tasks.dream import catalog_path, list_runs, rebuild_catalog, recover_interrupted
+from memflow.tasks.ground.guard import FileRefused, check_markdown, guarded
+from memflow.tasks.ground.markdown import parse_links
+from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.workspace import Layout, file_stats, layout, today
+from memflow.tasks.index import index_problems, keyword_dir, run_index, run_reindex, watermark
+from memflow.tasks.stores.files import atomic_write_json, read_json
+
+REPAIR_INDEX, REPAIR_REINDEX = "run index", "finish the interrupted reindex"
+REPAIR_RECOVER, REPAIR_CATALOG = "roll the run back to its pre-images", "rebuild it from the digest's sources"
+REPAIR_DROP, REPAIR_TEMP = "drop the entry", "remove it"
+_EXTERNAL = ("http://", "https://", "mailto:", "file:")
+
+
+def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> None:
+    problems: dict[str, str] = {}
+    files = file_stats(lay, [lay.daily, lay.digest], problems=problems)
+    report.checked["notes"] = len(files)
+    for rel, why in sorted(problems.items()):
+        report.findings.append(Finding(area="notes", path=rel, detail=why))
+    links = 0
+    for rel in sorted(files):
+        try:
+            note = guarded(rel, lambda: _read(lay, settings, rel))
+        except FileRefused as exc:
+            report.findings.append(Finding(area="notes", path=rel, detail=f"cannot be parsed: {exc}"))
+            continue
+        if note.warning:
+            report.findings.append(Finding(area="notes", path=rel, detail=note.warning))
+        for link in parse_links(note.text):
+            links += 1
+            target = link.target.strip()
+            if not target or target.startswith(_EXTERNAL) or (lay.root / target).exists():
+                continue
+            report.findings.append(Finding(area="links", path=f"{rel}:{link.line}",
+                                           detail=f"[[{target}]] does not resolve"))
+    report.checked["links"] = links
+
+
+def _read(lay: Layout, settings: Settings, rel: str):
+    data = (lay.root / rel).read_bytes()
+    check_markdown(data, settings)
+    return parse_note(rel, data.decode("utf-8", "replace"), settings.frontmatter_max_bytes)
+
+
+def _index(lay: Layout, settings: Settings, report: CheckReport) -> None:
+    if (lay.index_dir / "REINDEXING").exists():
+        report.findings.append(Finding(area="index", detail="a reindex was interrupted (search "
+                                       "answers from the previous index)", repair=REPAIR_REINDEX))
+    elif not (keyword_dir(lay, settings) / "CURRENT").exists():
+        report.findings.append(Finding(area="index", detail="no search index", repair=REPAIR_INDEX))
+    else:
+        mark = watermark(lay)
+        if mark.get("stale"):
+            report.findings.append(Finding(area="index", detail=f"{mark.get('changed_since')} file(s) "
+                                           "changed since the last index run", repair=REPAIR_INDEX))
+    found = index_problems(lay)
+    report.checked["index"] = len(found["skipped"]) + len(found["warnings"])
+    for rel, why in sorted(found["skipped"].items()):
+        report.findings.append(Finding(area="index", path=rel, detail=f"not indexed: {why}"))
+
+
+def _dream_and_state(lay: Layout, report: CheckReport) -> None:
+    runs = list_runs(lay)
+    report.checked["dream runs"] = len(runs)
+    for run in runs:
+        if run["status"] == "interrupted":
+            report.findings.append(Finding(area="dream", path=run["run_id"], repair=REPAIR_RECOVER,
+                                           detail="run was killed before it finished"))
+    catalog = read_json(catalog_path(lay), None)
+    if catalog is None:
+        report.findings.append(Finding(area="state", path=catalog_path(lay).relative_to(lay.root).as_posix(),
+                                       detail="the dream catalog is missing", repair=REPAIR_CATALOG))
+    else:
+        report.checked["catalog"] = len(catalog)
+        for rel in sorted(catalog):
+            if not (lay.root / rel).exists():
+                report.findings.append(Finding(area="state", path=rel, repair=REPAIR_DROP,
+                                               detail="dream catalog lists a note that is gone"))
+
+
+def _leftovers(lay: Layout, report: CheckReport) -> None:
+    """Temp files of atomic writes a killed process left (`.<name>.<random>.tmp`): no job reads
+    them; under the workspace lock none is in use."""
+    count = 0
+    for folder, _dirs, names in os.walk(lay.root):
+        for name in names:
+            if name.startswith(".") and name.endswith(".tmp"):
+                count += 1
+                rel = os.path.relpath(os.path.join(folder, name), lay.root).replace(os.sep, "/")
+                report.findings.append(Finding(area="state", path=rel, repair=REPAIR_TEMP,
+                                               detail="temp file of an interrupted write"))
+    report.checked["temp files"] = count
+
+
+def find_problems(settings: Settings) -> CheckReport:
+    """Read-only: every finding with the repair that is safe for it."""
+    lay = layout(settings)
+    report = CheckReport()
+    _notes_and_links(lay, settings, report)
+    _index(lay, settings, report)
+    _dream_and_state(lay, report)
+    _leftovers(lay, report)
+    return report
+
+
+def repair(settings: Settings, report: CheckReport) -> CheckReport:
+    """Apply the safe repairs of `report` (under the workspace lock), dream and state first
+    (they change files the index then picks up)."""
+    lay = layout(settings)
+    todo = {f.repair for f in report.findings if f.repair}
+    if REPAIR_RECOVER in todo:
+        recover_interrupted(lay, catalog_path(lay))
+    if REPAIR_CATALOG in todo:
+        rebuild_catalog(lay, today(settings))
+    if REPAIR_DROP in todo:
+        catalog = read_json(catalog_path(lay), {})
+        atomic_write_json(catalog_path(lay), {k: v for k, v in catalog.items() if (lay.root / k).exists()})
+    for finding in report.findings:
+        if finding.repair == REPAIR_TEMP:
+            (lay.root / finding.path).unlink(missing_ok=True)
+    if REPAIR_REINDEX in todo:
+        run_reindex(settings)
+    elif todo & {REPAIR_INDEX, REPAIR_RECOVER}:
+        run_index(settings)
+    for finding in report.findings:
+        finding.repaired = bool(finding.repair)
+    return report
+
+
+def check_workspace(settings: Settings, fix: bool = False) -> CheckReport:
+    """Check a workspace; with `fix`, apply the safe repairs (the caller holds the lock)."""
+    report = find_problems(settings)
+    return repair(settings, report) if fix else report
+
+
+__all__ = ["check_workspace", "find_problems", "repair"]
