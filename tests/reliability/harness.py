@@ -21,7 +21,8 @@ FULL = os.environ.get("MEMFLOW_RELIABILITY") == "full"
 KILLS = int(os.environ.get("MEMFLOW_RELIABILITY_KILLS", "100" if FULL else "1"))
 REINDEXES = 20 if FULL else 1
 HOSTILE_PER_KIND = 150 if FULL else 1  # full: 2,130 files
-SESSIONS = None if FULL else 6  # sessions of the LoCoMo conversation the workspaces hold
+# sessions of the LoCoMo conversation the workspaces hold (full: the same size, more kills)
+SESSIONS = int(os.environ.get("MEMFLOW_RELIABILITY_SESSIONS", "6")) or None
 
 ENV = {**os.environ, "PREFECT_API_URL": "", "MEMFLOW_LOCK_WAIT": "120"}
 
