@@ -32,27 +32,55 @@ def memflow(ws: Path, *args: str, input: str | None = None, timeout: float = 600
                           capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
-def start(ws: Path, *args: str, input_path: Path | None = None) -> subprocess.Popen:
+# Runs the CLI with os.replace counted (every atomic write ends in one): MEMFLOW_KILL_AT=N kills
+# the process with SIGKILL just before (odd N) or just after (even N) replace number N // 2 + 1;
+# without it, the count is printed to stderr at exit ("replaces=K").
+WRAPPER = """
+import os, signal, sys
+real, calls = os.replace, [0]
+kill_at = int(os.environ.get("MEMFLOW_KILL_AT", "-1"))
+def replace(*a, **k):
+    calls[0] += 1
+    if kill_at >= 0 and kill_at // 2 + 1 == calls[0] and kill_at % 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(*a, **k)
+    if kill_at >= 0 and kill_at // 2 + 1 == calls[0]:
+        os.kill(os.getpid(), signal.SIGKILL)
+os.replace = replace
+from memflow.cli import main
+try:
+    code = main(sys.argv[1:])
+finally:
+    sys.stderr.write(f"\\nreplaces={calls[0]}\\n")
+sys.exit(code)
+"""
+
+
+def start(ws: Path, *args: str, input_path: Path | None = None, kill_at: int = -1) -> subprocess.Popen:
     stdin = open(input_path, "rb") if input_path else subprocess.DEVNULL  # noqa: SIM115
-    return subprocess.Popen([sys.executable, "-m", "memflow.cli", "-w", str(ws), *args],
-                            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    return subprocess.Popen([sys.executable, "-c", WRAPPER, "-w", str(ws), *args], stdin=stdin,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**ENV, "MEMFLOW_KILL_AT": str(kill_at)})
 
 
-def timed(ws: Path, *args: str, input_path: Path | None = None) -> float:
-    """Seconds an uninterrupted run takes (the range random kills are drawn from)."""
+def timed(ws: Path, *args: str, input_path: Path | None = None) -> tuple[float, int]:
+    """(seconds, atomic writes) of an uninterrupted run: the ranges random kills are drawn from."""
     started = time.monotonic()
     proc = start(ws, *args, input_path=input_path)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err.decode()
-    return time.monotonic() - started
+    return time.monotonic() - started, int(err.decode().rsplit("replaces=", 1)[1].split()[0])
 
 
-def kill_at_random(ws: Path, args: tuple[str, ...], span: float, rng: random.Random,
+def kill_at_random(ws: Path, args: tuple[str, ...], span: tuple[float, int], rng: random.Random,
                    input_path: Path | None = None) -> bool:
-    """Start the job and SIGKILL it after a random part of `span`; True if it was killed."""
-    proc = start(ws, *args, input_path=input_path)
+    """Start the job and SIGKILL it at a random point; True if it was killed. Half the kills
+    land just before or after a random one of the run's atomic writes, half at a random time."""
+    seconds, writes = span
+    by_write = writes > 0 and rng.random() < 0.5
+    proc = start(ws, *args, input_path=input_path, kill_at=rng.randrange(2 * writes) if by_write else -1)
     try:
-        proc.wait(timeout=rng.uniform(0.15, 1.0) * span)
+        proc.wait(timeout=600 if by_write else rng.uniform(0.15, 1.0) * seconds)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)

@@ -112,7 +112,8 @@ def test_kill_9_at_random_points_loses_nothing(base, job, tmp_path):
             assert len({m["id"] for m in log}) == len(log)  # every message once
     assert killed or KILLS < 3  # with a few kills some land before the end
     print(f"\nreliability: {job}: {KILLS} runs killed at random points ({killed} landed before the "
-          f"end, {span:.1f} s uninterrupted), each finished by a second run: 0 differences")
+          f"end; uninterrupted: {span[0]:.1f} s, {span[1]} atomic writes), each finished by a second "
+          "run: 0 differences")
 
 
 def test_concurrent_writers_wait_their_turn(base, tmp_path):
