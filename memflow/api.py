@@ -226,7 +226,8 @@ def dream_runs(workspace: WorkspaceArg = None) -> list[dict]:
 
 
 def dream_rollback(run_id: str, workspace: WorkspaceArg = None, force: bool = False) -> list[str]:
-    """Restore the pre-images of a dream run and remove the nodes it created."""
+    """Restore the pre-images of a dream run and delete the nodes it created; returns one line
+    per file, `restored PATH` or `deleted PATH`."""
     from memflow.tasks.dream import catalog_path, rollback
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
@@ -250,6 +251,15 @@ def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
     day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
     return read_topics(settings, day)
 
+
+
+def status(workspace: WorkspaceArg = None, deep: bool = False) -> dict:
+    """The workspace at a glance (read-only, no lock): index freshness and skipped files, each
+    job's last run, the lock holder, the dream backlog, counts per layer, the models (`deep`:
+    one tiny call each) and warnings to act on."""
+    from memflow.tasks.check import workspace_status
+
+    return workspace_status(settings_for(workspace), deep)
 
 
 def check(workspace: WorkspaceArg = None, repair: bool = False):
@@ -278,7 +288,7 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     if sum(x is not None and x != "" for x in (session, note, match)) != 1:
         raise ValueError("forget takes exactly one of session, note, match")
     settings = settings_for(workspace)
-    with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait):
+    with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait, record=not dry_run):
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
             return []

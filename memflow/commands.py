@@ -296,8 +296,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
     if args.dream_command == "rollback":
         if not args.run_id:
             raise ValueError("usage: memflow dream rollback RUN_ID [--force]")
-        for rel in api.dream_rollback(args.run_id, workspace_of(args), args.force):
-            print(f"restored {rel}")
+        for line in api.dream_rollback(args.run_id, workspace_of(args), args.force):
+            print(line)
         return 0
     settings = api.settings_for(workspace_of(args))
     if use_prefect(args):
@@ -385,6 +385,30 @@ def print_eval(summary: dict, out: str) -> None:
             print(f"{key + '@' + k:<24}{value:>10.3f}{base[key][k]:>10.3f}")
     print(f"{'mrr':<24}{summary['mrr']:>10.3f}{base['mrr']:>10.3f}")
     print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    report = api.status(workspace_of(args), args.deep)
+    if args.json:
+        dump_json(report)
+        return 0
+    index, dream, lock = report["index"], report["dream"], report["lock"]
+    print(f"workspace: {report['workspace']}")
+    print(f"index: last run {index.get('indexed_at') or 'never'}, {index.get('changed_since')} file(s) "
+          f"changed since, {len(index['skipped'])} skipped")
+    for layer, counts in report["layers"].items():
+        print(f"  {layer}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    print(f"dream: backlog {dream['backlog']} note(s); last run "
+          + (f"{dream['last_run']['run_id']} {dream['last_run']['status']}" if dream["last_run"] else "none"))
+    print("lock: " + (f"{lock['job']} since {lock['since']} (pid {lock['pid']} on {lock['host']}"
+                      f"{'' if lock['alive'] else ', gone'})" if lock else "free"))
+    for job, run in sorted(report["jobs"].items()):
+        print(f"  {job}: {run['result']} at {run['finished']}" + (f" ({run['error']})" if run["error"] else ""))
+    for role, model in report["models"].items():
+        print(f"{role} model: {model['model'] or '-'} {model['health']}")
+    for warning in report["warnings"]:
+        print(f"warning: {warning}")
+    return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:

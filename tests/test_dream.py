@@ -336,7 +336,9 @@ def test_cli_dream_runs_rollback(settings, lay):
     res = run_cli("-w", ws, "dream", "runs")
     run_id = res.stdout.split()[0]
     res = run_cli("-w", ws, "dream", "rollback", run_id)
-    assert res.returncode == 0 and "restored digest/" in res.stdout
+    # the run created its nodes: the rollback deletes them and says so (and in the inbox)
+    assert res.returncode == 0 and "deleted digest/" in res.stdout and "restored digest/" not in res.stdout
+    assert "rolled back" in run_cli("-w", ws, "inbox").stdout
     res = run_cli("-w", ws, "dream", "rollback", run_id)
     assert res.returncode == 1 and "already rolled back" in res.stderr
     res = run_cli("-w", ws, "proactive", "--date", "2026-04-02")

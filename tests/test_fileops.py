@@ -136,18 +136,18 @@ def test_every_writing_command_waits_saying_who_holds_the_lock_then_exits_75(lay
     """One lock policy: every writing command waits up to --wait seconds, says once who holds
     the lock and since when, then `busy` with exit 75; nothing written. (All at once: each is
     its own process.)"""
-    before = sorted(p.relative_to(lay.root).as_posix() for p in lay.root.rglob("*"))
     with workspace_lock(lay.state_dir, "dream"):
+        before = sorted(p.relative_to(lay.root).as_posix() for p in lay.root.rglob("*"))
         procs = [subprocess.Popen([sys.executable, "-m", "memflow.cli", "-w", str(lay.root), "--wait",
                                    "0.4", *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for command in WRITING_COMMANDS]
         results = [proc.communicate(input="[]", timeout=300) + (proc.returncode,) for proc in procs]
+        after = sorted(p.relative_to(lay.root).as_posix() for p in lay.root.rglob("*"))
     for command, (_out, err, code) in zip(WRITING_COMMANDS, results):
         lines = err.strip().splitlines()
         assert code == EXIT_BUSY, (command, err)
         assert lines[0].startswith("waiting up to 0.4s: dream holds the workspace since"), (command, lines)
         assert lines[-1].startswith("busy: dream holds the workspace since") and "pid" in lines[-1]
-    after = sorted(p.relative_to(lay.root).as_posix() for p in lay.root.rglob("*"))
     assert after == before
 
 

@@ -19,6 +19,7 @@ from memflow.tasks.dream.nightly import (
     finish_stage,
     integrate_stage,
     integrate_within,
+    pending_notes,
     proactive,
     rebuild_catalog,
     run_dream,
@@ -30,4 +31,4 @@ __all__ = ["run_dream", "extract_stage", "integrate_stage", "integrate_within", 
            "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
-           "set_meta", "recover_interrupted", "rebuild_catalog"]
+           "set_meta", "recover_interrupted", "rebuild_catalog", "pending_notes"]

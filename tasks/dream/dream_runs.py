@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memflow.schemas.dream import ActionRecord
+from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.lock import process_alive
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores.files import atomic_write_bytes, atomic_write_json, read_json
@@ -115,12 +116,15 @@ def _pre_sha(record: RunRecord, rel: str, info: dict) -> str | None:
     return info.get("pre_sha256") or sha_of(record.dir / "pre" / rel)
 
 
-def _restore(lay: Layout, record: RunRecord, rel: str, info: dict) -> None:
+def _restore(lay: Layout, record: RunRecord, rel: str, info: dict) -> str:
+    """Put `rel` back as it was before the run: "restored" (its pre-image) or "deleted" (the
+    run created it)."""
     path = lay.root / rel
     if info["existed"]:
         atomic_write_bytes(path, (record.dir / "pre" / rel).read_bytes())
-    elif path.exists():
-        path.unlink()
+        return "restored"
+    path.unlink(missing_ok=True)
+    return "deleted"
 
 
 def _drop_catalog(record: RunRecord, catalog_path: Path) -> None:
@@ -163,7 +167,8 @@ def recover_interrupted(lay: Layout, catalog_path: Path) -> list[str]:
 
 
 def rollback(lay: Layout, run_id: str, catalog_path: Path, force: bool = False) -> list[str]:
-    """Restore the run's pre-images; returns the files restored or removed. A file already back
+    """Restore the run's pre-images and delete the files it created; returns one line per file
+    (`restored PATH` or `deleted PATH`), and says so in the inbox. A file already back
     at its pre-image (a rollback interrupted before) is fine; one changed since by a later run
     or a person refuses the rollback unless `force`."""
     record = RunRecord(lay, run_id)
@@ -181,14 +186,12 @@ def rollback(lay: Layout, run_id: str, catalog_path: Path, force: bool = False) 
         raise RollbackConflict(
             f"refusing to roll back {run_id}: changed since the run by a later run or a person: "
             f"{', '.join(sorted(changed))} (use --force to restore anyway)")
-    touched = []
-    for rel, info in files.items():
-        _restore(lay, record, rel, info)
-        touched.append(rel)
+    done = sorted(f"{_restore(lay, record, rel, info)} {rel}" for rel, info in files.items())
     _drop_catalog(record, catalog_path)
     record.manifest["status"] = "rolled back"
     record.save()
-    return sorted(touched)
+    append_event(lay, "dream_rollback", list(files), f"rolled back {run_id}: " + "; ".join(done))
+    return done
 
 
 __all__ = ["RunRecord", "RollbackConflict", "list_runs", "rollback", "sha_of", "recover_interrupted",

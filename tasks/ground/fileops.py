@@ -1,5 +1,8 @@
 """File operations on a workspace: read, write, edit, move (rewriting inbound links), delete,
-frontmatter get/set. Plain functions behind both the CLI and the Python API.
+frontmatter get/set. Plain functions behind the CLI, the Python API and the MCP server.
+
+Writes refuse the folders memory-flows manages (`metadata/`: derived index and job state;
+`session/`: logs that only grow through `capture`), and each leaves an inbox event.
 
 Rewrites keep bytes they do not touch: files are decoded with `surrogateescape` and CRLF line
 ends are kept, so a link rewrite never mangles invalid UTF-8 or line endings elsewhere.
@@ -11,6 +14,7 @@ import os
 
 import yaml
 
+from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import parse_links, rewrite_links
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
@@ -39,6 +43,22 @@ def _existing(lay: Layout, rel: str):
     return path
 
 
+def writable(lay: Layout, rel: str):
+    """The path of `rel` if a file operation may change it; PathError under `metadata/` or
+    `session/` (a hand-written lock or a rewritten log would break the jobs that own them)."""
+    path = safe_path(lay.root, rel)
+    inside = path.relative_to(lay.root.resolve()).as_posix() if path != lay.root.resolve() else ""
+    for folder, why in ((lay.metadata, "holds the index and job state memory-flows manages"),
+                        (lay.session, "holds conversation logs that only grow through `capture`")):
+        if inside == folder or inside.startswith(folder + "/"):
+            raise PathError(f"refused: {rel} is under {folder}/, which {why}")
+    return path
+
+
+def _said(lay: Layout, job: str, paths: list[str], summary: str) -> None:
+    append_event(lay, job, paths, summary)
+
+
 def read_file(lay: Layout, rel: str, start: int | None = None, end: int | None = None,
               policy: DecodePolicy = "replace") -> str:
     """Lines start..end (1-based, inclusive) of a workspace file."""
@@ -57,7 +77,8 @@ def read_file(lay: Layout, rel: str, start: int | None = None, end: int | None =
 def write_file(lay: Layout, rel: str, content: str, name: str | None = None,
                description: str | None = None, meta: dict | None = None) -> str:
     """Create or overwrite a file; name/description/meta go into its frontmatter."""
-    path = safe_path(lay.root, rel)
+    path = writable(lay, rel)
+    existed = path.exists()
     if path.is_dir():
         raise IsADirectoryError(f"is a folder: {rel}")
     extra = dict(meta or {})
@@ -79,7 +100,9 @@ def write_file(lay: Layout, rel: str, content: str, name: str | None = None,
         body = note.body if note.body.startswith("\n") or not note.body else "\n" + note.body
         content = render_note(ordered, body)
     atomic_write_text(path, content)
-    return rel_path(lay.root, path)
+    written = rel_path(lay.root, path)
+    _said(lay, "write", [written], f"{'overwrote' if existed else 'created'} {written}")
+    return written
 
 
 def _raw(path) -> str:
@@ -92,18 +115,21 @@ def _put_raw(path, text: str) -> None:
 
 def edit_file(lay: Layout, rel: str, old: str, new: str) -> None:
     """Replace the one occurrence of `old` with `new`; 0 or several matches is an error."""
+    writable(lay, rel)
     path = _existing(lay, rel)
     text = _raw(path)
     count = text.count(old) if old else 0
     if count != 1:
         raise EditError(f"{rel}: old text matches {count} times (must match exactly once)")
     _put_raw(path, text.replace(old, new, 1))
+    _said(lay, "edit", [rel_path(lay.root, path)], f"edited {rel_path(lay.root, path)}")
 
 
 def move_file(lay: Layout, src: str, dst: str) -> list[str]:
     """Move src to dst and rewrite every inbound `[[src...]]`; returns the files rewritten."""
+    writable(lay, src)
     source = _existing(lay, src)
-    target = safe_path(lay.root, dst)
+    target = writable(lay, dst)
     src_rel, dst_rel = rel_path(lay.root, source), target.relative_to(lay.root).as_posix()
     if target.exists():
         raise FileExistsError(f"target exists: {dst_rel}")
@@ -119,6 +145,8 @@ def move_file(lay: Layout, src: str, dst: str) -> list[str]:
         if count:
             _put_raw(path, new_text)
             rewritten.append(rel)
+    _said(lay, "move", [src_rel, dst_rel, *rewritten],
+          f"moved {src_rel} to {dst_rel}; {len(rewritten)} file(s) relinked")
     return rewritten
 
 
@@ -134,10 +162,13 @@ def inbound_links(lay: Layout, rel: str) -> list[str]:
 
 def delete_file(lay: Layout, rel: str) -> list[str]:
     """Delete a file; returns the files that still link to it."""
+    writable(lay, rel)
     path = _existing(lay, rel)
     rel = rel_path(lay.root, path)
     path.unlink()
-    return inbound_links(lay, rel)
+    still = inbound_links(lay, rel)
+    _said(lay, "delete", [rel], f"deleted {rel}" + (f"; still linked from {len(still)} file(s)" if still else ""))
+    return still
 
 
 def fm_get(lay: Layout, rel: str, policy: DecodePolicy = "replace") -> dict:
@@ -160,6 +191,7 @@ def parse_assignments(pairs: list[str]) -> dict:
 
 def fm_set(lay: Layout, rel: str, values: dict) -> dict:
     """Set frontmatter keys (others kept in order); returns the new frontmatter."""
+    writable(lay, rel)
     path = _existing(lay, rel)
     raw = _raw(path)
     note = parse_note(rel, raw)
@@ -170,8 +202,9 @@ def fm_set(lay: Layout, rel: str, values: dict) -> dict:
     if "\r\n" in raw:
         text = text.replace("\n", "\r\n")
     _put_raw(path, text)
+    _said(lay, "fm-set", [rel_path(lay.root, path)], f"set {', '.join(values)} in {rel_path(lay.root, path)}")
     return metadata
 
 
 __all__ = ["EditError", "PathError", "read_file", "write_file", "edit_file", "move_file",
-           "delete_file", "inbound_links", "fm_get", "fm_set", "parse_assignments"]
+           "delete_file", "inbound_links", "fm_get", "fm_set", "parse_assignments", "writable"]

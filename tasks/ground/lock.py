@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memflow.tasks.stores.files import atomic_write_json, read_json
+
 log = logging.getLogger("memflow.lock")
 LOCK_FILE = "lock.json"
 EXIT_BUSY = 75  # EX_TEMPFAIL
@@ -115,11 +117,35 @@ def release(state_dir: Path, token: str) -> None:
         (state_dir / LOCK_FILE).unlink(missing_ok=True)
 
 
+JOBS_FILE = "jobs.json"  # job -> its last run (what `memflow status` shows)
+
+
+def record_run(state_dir: Path, job: str, started: str, error: BaseException | None) -> None:
+    """Remember how the last run of `job` ended (every writing job holds the lock: one place)."""
+    path = state_dir / JOBS_FILE
+    runs = read_json(path, {}) or {}
+    runs[job] = {"started": started, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                 "result": "ok" if error is None else "failed",
+                 "error": "" if error is None else f"{type(error).__name__}: {str(error)[:300]}"}
+    try:
+        atomic_write_json(path, runs)
+    except OSError:
+        log.warning("could not record the %s run in %s", job, path)
+
+
 @contextmanager
-def workspace_lock(state_dir: Path, job: str, wait: float = 0.0) -> Iterator[str]:
-    """Hold the workspace lock for `job`, waiting up to `wait` seconds for it."""
+def workspace_lock(state_dir: Path, job: str, wait: float = 0.0, record: bool = True) -> Iterator[str]:
+    """Hold the workspace lock for `job`, waiting up to `wait` seconds for it; the run's end
+    (ok or the error) is recorded for `memflow status` (not with `record=False`: a dry run)."""
     token = acquire(state_dir, job, wait)
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    error: BaseException | None = None
     try:
         yield token
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
+        if record:
+            record_run(state_dir, job, started, error)
         release(state_dir, token)

@@ -207,6 +207,17 @@ def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray, meta:
     return gen
 
 
+def layer_counts(folder: Path) -> dict[str, int]:
+    """Chunks per layer in the current snapshot (reads one column; no BM25 load)."""
+    gen = current_dir(folder)
+    if gen is None or not (gen / "docs.arrow").exists():
+        return {}
+    counts: dict[str, int] = {}
+    for layer in _read_arrow(gen / "docs.arrow").column("layer").to_pylist():
+        counts[layer] = counts.get(layer, 0) + 1
+    return counts
+
+
 def load(folder: Path) -> KeywordIndex | None:
     import bm25s
 

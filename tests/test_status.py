@@ -1,0 +1,74 @@
+import json
+
+from helpers import run_cli
+
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.ground.events import read_events
+from memflow.tasks.ground.lock import workspace_lock
+
+
+def say(*texts, day="2026-04-01"):
+    return [{"id": f"m{n}", "role": "user", "timestamp": f"{day}T09:{n:02d}:00Z", "content": t}
+            for n, t in enumerate(texts)]
+
+
+def test_status_reports_pending_changes_a_held_lock_and_the_dream_backlog(settings, lay):
+    ws = str(lay.root)
+    auto_memory(settings, say("Our platform team has 5 engineers in Berlin."), "a")
+    assert run_cli("-w", ws, "index").returncode == 0
+    auto_memory(settings, say("The staging cluster runs Kubernetes 1.29.", day="2026-04-02"), "b")
+    with workspace_lock(lay.state_dir, "dream"):
+        res = run_cli("-w", ws, "status", "--json")
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["index"]["stale"] and report["index"]["changed_since"] >= 1
+    assert report["lock"]["job"] == "dream" and report["lock"]["alive"]
+    assert report["dream"]["backlog"] == 2 and report["dream"]["last_run"] is None
+    assert report["jobs"]["index"]["result"] == "ok"
+    assert report["layers"]["daily"]["chunks"] >= 1 and report["layers"]["session"]["logs"] == 2
+    assert report["models"]["chat"]["model"] == ""
+    assert any("changed since the last index run" in w for w in report["warnings"])
+    text = run_cli("-w", ws, "status").stdout
+    assert "dream: backlog 2 note(s)" in text and "lock: free" in text
+
+
+def test_a_failed_job_run_is_recorded_and_warned(settings, lay):
+    ws = str(lay.root)
+    (lay.root / "memflow.toml").write_text('chat_model = "openai/x"\nmodel_api_base = "http://127.0.0.1:9/v1"\n'
+                                            'model_api_key = "k"\nmodel_timeout = 2\n')
+    res = run_cli("-w", ws, "capture", "--session", "s", "-", input=json.dumps(say("I keep bees.")))
+    assert res.returncode == 1
+    report = json.loads(run_cli("-w", ws, "status", "--json").stdout)
+    assert report["jobs"]["capture"]["result"] == "failed"
+    assert any("the last capture run failed" in w for w in report["warnings"])
+
+
+def test_internals_are_never_written_by_file_operations(settings, lay):
+    ws = str(lay.root)
+    auto_memory(settings, say("I keep bees on the garage roof."), "bees")
+    log = (lay.root / "session/dialog/bees.jsonl").read_bytes()
+    for args in (["write", "metadata/state/lock.json", "--content", "{}"],
+                 ["write", "session/dialog/bees.jsonl", "--content", "x"],
+                 ["move", "daily/2026-04-01.md", "metadata/x.md"],
+                 ["delete", "session/dialog/bees.jsonl"],
+                 ["edit", "session/dialog/bees.jsonl", "--old", "bees", "--new", "wasps"]):
+        res = run_cli("-w", ws, *args)
+        assert res.returncode == 1 and "refused:" in res.stderr, (args, res.stderr)
+    assert not (lay.state_dir / "lock.json").exists()
+    assert (lay.root / "session/dialog/bees.jsonl").read_bytes() == log
+    assert run_cli("-w", ws, "--wait", "0", "index").returncode == 0  # not left busy
+
+
+def test_every_file_operation_leaves_an_inbox_event(settings, lay):
+    ws = str(lay.root)
+    steps = [["write", "digest/wiki/a.md", "--content", "# A\n\nalpha\n"],
+             ["edit", "digest/wiki/a.md", "--old", "alpha", "--new", "beta"],
+             ["fm", "set", "digest/wiki/a.md", "name=A"],
+             ["move", "digest/wiki/a.md", "digest/wiki/b.md"],
+             ["delete", "digest/wiki/b.md"]]
+    for args in steps:
+        res = run_cli("-w", ws, *args)
+        assert res.returncode == 0, (args, res.stderr)
+    jobs = [e["job"] for e in read_events(lay)]
+    assert jobs == ["write", "edit", "fm-set", "move", "delete"]
+    assert read_events(lay)[-1]["summary"] == "deleted digest/wiki/b.md"
