@@ -26,6 +26,17 @@ def _layout(workspace: WorkspaceArg):
     return layout(settings_for(workspace))
 
 
+def _locked(workspace: WorkspaceArg, job: str):
+    """(layout, the workspace lock for `job`): file operations write under the lock like every
+    other writing job, waiting `lock_wait` seconds before WorkspaceBusy."""
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+
+    settings = settings_for(workspace)
+    lay = layout(settings)
+    return lay, workspace_lock(lay.state_dir, job, wait=settings.lock_wait)
+
+
 def init(workspace: WorkspaceArg) -> list[str]:
     """Create the workspace layers; returns the folders created."""
     from memflow.tasks.ground.workspace import init_workspace
@@ -43,27 +54,39 @@ def read(path: str, start: int | None = None, end: int | None = None,
 
 def write(path: str, content: str, name: str | None = None, description: str | None = None,
           meta: dict | None = None, workspace: WorkspaceArg = None) -> str:
+    """Create or overwrite a file (not under metadata/ or session/); returns its path."""
     from memflow.tasks.ground.fileops import write_file
 
-    return write_file(_layout(workspace), path, content, name, description, meta)
+    lay, lock = _locked(workspace, "write")
+    with lock:
+        return write_file(lay, path, content, name, description, meta)
 
 
 def edit(path: str, old: str, new: str, workspace: WorkspaceArg = None) -> None:
+    """Replace the one occurrence of `old` with `new` in a file."""
     from memflow.tasks.ground.fileops import edit_file
 
-    edit_file(_layout(workspace), path, old, new)
+    lay, lock = _locked(workspace, "edit")
+    with lock:
+        edit_file(lay, path, old, new)
 
 
 def move(src: str, dst: str, workspace: WorkspaceArg = None) -> list[str]:
+    """Move a file and rewrite every link to it; returns the files rewritten."""
     from memflow.tasks.ground.fileops import move_file
 
-    return move_file(_layout(workspace), src, dst)
+    lay, lock = _locked(workspace, "move")
+    with lock:
+        return move_file(lay, src, dst)
 
 
 def delete(path: str, workspace: WorkspaceArg = None) -> list[str]:
+    """Delete a file; returns the files that still link to it."""
     from memflow.tasks.ground.fileops import delete_file
 
-    return delete_file(_layout(workspace), path)
+    lay, lock = _locked(workspace, "delete")
+    with lock:
+        return delete_file(lay, path)
 
 
 def frontmatter_get(path: str, workspace: WorkspaceArg = None) -> dict:
@@ -74,9 +97,12 @@ def frontmatter_get(path: str, workspace: WorkspaceArg = None) -> dict:
 
 
 def frontmatter_set(path: str, values: dict, workspace: WorkspaceArg = None) -> dict:
+    """Set frontmatter keys (others kept in order); returns the new frontmatter."""
     from memflow.tasks.ground.fileops import fm_set
 
-    return fm_set(_layout(workspace), path, values)
+    lay, lock = _locked(workspace, "fm-set")
+    with lock:
+        return fm_set(lay, path, values)
 
 
 def index(workspace: WorkspaceArg = None):
@@ -117,6 +143,22 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
                       superseded=superseded)
     return run_search(settings_for(workspace), query, limit, min_score, filters, explain)
+
+
+def recent(workspace: WorkspaceArg = None, days: float = 7.0, limit: int = 20,
+           layer: str | None = None) -> list[dict]:
+    """Notes and resources changed in the last `days`, newest first (path, name, description,
+    modified)."""
+    from memflow.tasks.recall import recent_notes
+
+    return recent_notes(settings_for(workspace), days, limit, layer)
+
+
+def context(path: str, workspace: WorkspaceArg = None, depth: int = 1, limit: int = 30) -> dict:
+    """A note's text plus the notes it links to and that link to it, to `depth` hops."""
+    from memflow.tasks.recall import note_context
+
+    return note_context(settings_for(workspace), path, depth, limit)
 
 
 def auto_memory_search(message: str, workspace: WorkspaceArg = None, max_results: int = 2,

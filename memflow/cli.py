@@ -86,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--note", help="a daily note path")
     what.add_argument("--match", help="text: every message and line containing it (any case)")
     s.add_argument("--dry-run", action="store_true", help="list what would change, change nothing")
+    s = sub.add_parser("serve", help="the memory tools over MCP (stdio, or streamable HTTP)")
+    s.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    s.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (beyond loopback needs --token)")
+    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--token", default=os.environ.get("MEMFLOW_MCP_TOKEN"),
+                   help="HTTP: bearer token every request must carry (default $MEMFLOW_MCP_TOKEN)")
     s = sub.add_parser("status", help="the workspace at a glance: freshness, runs, lock, backlog, models")
     s.add_argument("--json", action="store_true")
     s.add_argument("--deep", action="store_true", help="call each configured model once")

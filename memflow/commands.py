@@ -39,15 +39,6 @@ def describe_error(exc: BaseException) -> tuple[str | None, int]:
     return None, EXIT_ERROR
 
 
-def _writing(args: argparse.Namespace, job: str):
-    """Settings plus the workspace lock for a quick writing command (no waiting)."""
-    from memflow.tasks.ground.lock import workspace_lock
-    from memflow.tasks.ground.workspace import layout
-
-    settings = api.settings_for(workspace_of(args))
-    return settings, workspace_lock(layout(settings).state_dir, job, wait=settings.lock_wait)
-
-
 def cmd_init(args: argparse.Namespace) -> int:
     target = Path(args.dir) if args.dir else workspace_of(args)
     created = api.init(target)
@@ -71,25 +62,19 @@ def cmd_write(args: argparse.Namespace) -> int:
     else:
         content = args.content
     meta = parse_assignments(args.meta)
-    settings, lock = _writing(args, "write")
-    with lock:
-        rel = api.write(args.path, content, args.name, args.description, meta, settings)
+    rel = api.write(args.path, content, args.name, args.description, meta, workspace_of(args))
     print(f"wrote {rel}")
     return 0
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    settings, lock = _writing(args, "edit")
-    with lock:
-        api.edit(args.path, args.old, args.new, settings)
+    api.edit(args.path, args.old, args.new, workspace_of(args))
     print(f"edited {args.path}")
     return 0
 
 
 def cmd_move(args: argparse.Namespace) -> int:
-    settings, lock = _writing(args, "move")
-    with lock:
-        rewritten = api.move(args.src, args.dst, settings)
+    rewritten = api.move(args.src, args.dst, workspace_of(args))
     print(f"moved {args.src} -> {args.dst}")
     for rel in rewritten:
         print(f"  rewrote links in {rel}")
@@ -97,9 +82,7 @@ def cmd_move(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    settings, lock = _writing(args, "delete")
-    with lock:
-        still = api.delete(args.path, settings)
+    still = api.delete(args.path, workspace_of(args))
     print(f"deleted {args.path}")
     for rel in still:
         print(f"  still linked from {rel}")
@@ -112,9 +95,7 @@ def cmd_fm(args: argparse.Namespace) -> int:
     if args.fm_command == "get":
         dump_json(api.frontmatter_get(args.path, workspace_of(args)))
         return 0
-    settings, lock = _writing(args, "fm-set")
-    with lock:
-        dump_json(api.frontmatter_set(args.path, parse_assignments(args.pairs), settings))
+    dump_json(api.frontmatter_set(args.path, parse_assignments(args.pairs), workspace_of(args)))
     return 0
 
 
@@ -385,6 +366,16 @@ def print_eval(summary: dict, out: str) -> None:
             print(f"{key + '@' + k:<24}{value:>10.3f}{base[key][k]:>10.3f}")
     print(f"{'mrr':<24}{summary['mrr']:>10.3f}{base['mrr']:>10.3f}")
     print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memflow.mcp_server import serve
+
+    if args.transport == "http":
+        print(f"memory-flows MCP on http://{args.host}:{args.port}/mcp (workspace {workspace_of(args).resolve()})"
+              + (", bearer token required" if args.token else ""), file=sys.stderr)
+    serve(workspace_of(args), args.transport, args.host, args.port, args.token)
+    return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:

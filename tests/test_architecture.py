@@ -24,7 +24,8 @@ LIBRARY_HOMES = {"prefect": "memflow.flows", "litellm": "memflow.tasks.ground.ll
                  "mistletoe": "memflow.tasks.ground.markdown", "bm25s": "memflow.tasks.stores.keyword",
                  "lancedb": "memflow.tasks.stores.lance",
                  "sentence_transformers": "memflow.tasks.ground.local_embeddings",
-                 "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert"}
+                 "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert",
+                 "mcp": "memflow.mcp_server"}
 
 
 def module_files() -> dict[str, Path]:

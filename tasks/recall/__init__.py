@@ -3,9 +3,11 @@ wikilinks, and how its results are shown.
 
 Entry points: `search` (raises `IndexMissing` when there is no index yet), and the renderings
 `render_result`, `render_response`, `render_compact` (what an agent is shown) and
-`tool_call_messages` (an OpenAI tool call and its answer), `results_table` (hits as table rows).
+`tool_call_messages` (an OpenAI tool call and its answer), `results_table` (hits as table rows);
+browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
 """
 
+from memflow.tasks.recall.browse import note_context, recent_notes
 from memflow.tasks.recall.hybrid import IndexMissing, search
 from memflow.tasks.recall.presenting import (
     render_compact,
@@ -16,4 +18,4 @@ from memflow.tasks.recall.presenting import (
 )
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
-           "tool_call_messages", "results_table"]
+           "tool_call_messages", "results_table", "recent_notes", "note_context"]

@@ -46,7 +46,7 @@ class SnapshotOutdated(LookupError):
 
 @dataclass
 class KeywordIndex:
-    retriever: object  # bm25s.BM25
+    retriever: "Postings | None"  # the saved BM25 matrix
     docs: pa.Table  # DOC_COLUMNS, row i = BM25 document i
     meta: dict
     vectors: np.ndarray | None = None  # (docs, dims) float32 unit rows, or None
@@ -218,9 +218,36 @@ def layer_counts(folder: Path) -> dict[str, int]:
     return counts
 
 
-def load(folder: Path) -> KeywordIndex | None:
-    import bm25s
+@dataclass
+class Postings:
+    """A saved bm25s index read without bm25s (whose import pulls scipy: a third of a CLI
+    search's start-up): per token, its documents and their precomputed BM25 weights (the CSC
+    arrays bm25s saves). `get_scores` matches `bm25s.BM25.get_scores`."""
 
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    vocab_dict: dict[str, int]
+    num_docs: int
+
+    @classmethod
+    def read(cls, folder: Path) -> "Postings":
+        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        vocab = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
+        return cls(np.load(folder / "data.csc.index.npy", mmap_mode="r"),
+                   np.load(folder / "indices.csc.index.npy", mmap_mode="r"),
+                   np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]))
+
+    def get_scores(self, tokens: list[str]) -> np.ndarray:
+        scores = np.zeros(self.num_docs, dtype=np.float32)
+        for token in tokens:
+            t = self.vocab_dict[token]
+            start, end = int(self.indptr[t]), int(self.indptr[t + 1])
+            np.add.at(scores, self.indices[start:end], self.data[start:end])
+        return scores
+
+
+def load(folder: Path) -> KeywordIndex | None:
     gen = current_dir(folder)
     if gen is None:
         return None
@@ -229,9 +256,7 @@ def load(folder: Path) -> KeywordIndex | None:
         raise SnapshotOutdated(f"the search snapshot in {gen} has format {meta.get('format', 1)}, "
                                f"this version reads {SNAPSHOT_FORMAT}")
     docs = _read_arrow(gen / "docs.arrow")
-    retriever = None
-    if (gen / "bm25").is_dir():
-        retriever = bm25s.BM25.load(str(gen / "bm25"), mmap=True, show_progress=False, verbosity=0)
+    retriever = Postings.read(gen / "bm25") if (gen / "bm25").is_dir() else None
     vectors = has_vector = None
     if (gen / "vectors.npy").exists():
         vectors = np.load(gen / "vectors.npy", mmap_mode="c")  # writable view for torch; never written
