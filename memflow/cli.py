@@ -138,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.wait is not None:
         os.environ["MEMFLOW_LOCK_WAIT"] = str(args.wait)  # read by every command's settings
     from memflow import commands
+    from memflow.errors import describe_error
 
     try:
         return getattr(commands, f"cmd_{args.command}")(args) or 0
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
-        message, code = commands.describe_error(exc)
+        message, code = describe_error(exc)
         if message is None:
             raise
         print(message, file=sys.stderr)

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from memflow import api
-
-EXIT_ERROR, EXIT_BUSY = 1, 75
+from memflow.errors import EXIT_BUSY, EXIT_ERROR, describe_error  # noqa: F401 - cli.main uses them
 
 
 def dump_json(value: object) -> None:
@@ -18,25 +17,6 @@ def dump_json(value: object) -> None:
 
 def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.workspace or ".")
-
-
-def describe_error(exc: BaseException) -> tuple[str | None, int]:
-    """One-line message and exit code for errors a user can fix; (None, 1) for bugs."""
-    from pydantic import ValidationError
-
-    from memflow.tasks.ground.lock import WorkspaceBusy
-
-    if isinstance(exc, WorkspaceBusy):
-        return str(exc), EXIT_BUSY
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return f"error: invalid setting {where}: {first.get('msg')}", EXIT_ERROR
-    if isinstance(exc, (ValueError, OSError, LookupError)) or type(exc).__module__.startswith("memflow."):
-        text = str(exc) if not isinstance(exc, OSError) or not exc.filename else \
-            f"{exc.strerror}: {exc.filename}"
-        return f"error: {text or type(exc).__name__}", EXIT_ERROR
-    return None, EXIT_ERROR
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from memflow import api
+from memflow.errors import describe_error
 from memflow.schemas.settings import Settings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -143,8 +144,6 @@ def _tool_errors(fn):
         except ToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported to the agent as a tool error
-            from memflow.commands import describe_error
-
             message, _code = describe_error(exc)
             raise ToolError((message or f"{type(exc).__name__}: {exc}").removeprefix("error: ")) from exc
     return wrapper
