@@ -129,8 +129,14 @@ def reindex(workspace: WorkspaceArg = None):
 
 def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score: float = 0.0,
            layer: str | None = None, prefix: str | None = None, since=None, until=None,
-           include_day_index: bool = False, explain: bool = False, superseded: bool = False):
+           include_day_index: bool = False, explain: bool = False, superseded: bool = False,
+           budget_tokens: int | None = None):
     """Hybrid search; returns a SearchResponse (`.results`, `.watermark`, hit counts).
+
+    `budget_tokens=N`: also `.packed`, what fits in N tokens (cl100k, as the evaluation counts):
+    each hit's lines that match the query best and their neighbours, with its heading path and
+    its source written once, hits added in rank order until the budget is full (more hits are
+    fetched than `limit` to fill it).
 
     `since`/`until` are dates (or ISO strings) matched against the date in a note's path.
     A digest fact and the daily line it came from are one hit; daily chunks holding a fact the
@@ -142,7 +148,16 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     kinds = ("note", "day_index") if include_day_index else ("note",)
     filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
                       superseded=superseded)
-    return run_search(settings_for(workspace), query, limit, min_score, filters, explain)
+    settings = settings_for(workspace)
+    if not budget_tokens:
+        return run_search(settings, query, limit, min_score, filters, explain)
+    from memflow.tasks.ground.tokens import count_tokens
+    from memflow.tasks.recall import pack, term_weights
+
+    response = run_search(settings, query, max(limit, budget_tokens // 20), min_score, filters, explain)
+    packed = pack(response.results, term_weights(settings, query), budget_tokens, count_tokens,
+                  settings.keyword_tokenizer)
+    return response.model_copy(update={"packed": packed, "packed_tokens": count_tokens("\n\n".join(packed))})
 
 
 def recent(workspace: WorkspaceArg = None, days: float = 7.0, limit: int = 20,

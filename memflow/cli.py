@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--explain", action="store_true")
     s.add_argument("--all-kinds", action="store_true", help="include day-index pages")
+    s.add_argument("--budget", type=int, metavar="TOKENS",
+                   help="print what fits in TOKENS tokens, packed line by line (not whole chunks)")
     s.add_argument("--superseded", action="store_true",
                    help="also daily chunks holding facts the digest has replaced (history)")
     s = sub.add_parser("capture", help="turn a conversation into daily notes")

@@ -142,10 +142,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
                           args.prefix, args.since, args.until, args.all_kinds, args.explain,
-                          args.superseded)
+                          args.superseded, args.budget)
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2, exclude_none=False))
+    elif args.budget:
+        print("\n\n".join(response.packed or ["no results"]))
+        print(f"({response.packed_tokens} of {args.budget} tokens)", file=sys.stderr)
     else:
         print(render_response(response, args.explain))
     return 0

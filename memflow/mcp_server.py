@@ -51,6 +51,7 @@ class SearchOutput(BaseModel):
     query: str
     results: list[Hit]
     index_stale: bool = Field(description="files changed since the last index run")
+    packed: list[str] | None = Field(None, description="with budget_tokens: the context that fits")
 
 
 class ReadOutput(BaseModel):
@@ -167,18 +168,23 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     @_tool_errors
     def search(query: str, limit: int = 5, layer: str | None = None, prefix: str | None = None,
                since: str | None = None, until: str | None = None, min_score: float = 0.0,
-               explain: bool = False) -> Annotated[CallToolResult, SearchOutput]:
+               explain: bool = False, budget_tokens: int | None = None) -> Annotated[CallToolResult, SearchOutput]:
         """Search memory (BM25 + vectors, fused; follows wikilinks). `layer`: daily (notes of
         past conversations), digest (consolidated facts) or resource (saved files); `prefix`: a
         folder such as daily/2026-03; `since`/`until`: ISO dates. Each hit gives the file and
-        line range to `read` for more."""
+        line range to `read` for more. `budget_tokens`: return instead what fits in that many
+        tokens, the matching lines of as many hits as fit (the best use of a small context)."""
         from memflow.tasks.recall import render_response
 
-        response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain)
-        out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")), results=[
+        response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain,
+                              budget_tokens=budget_tokens)
+        out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
+                           packed=response.packed, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,
                 heading_path=r.heading_path, text=r.text,
                 links=[link.path for link in r.links]) for r in response.results])
+        if budget_tokens:
+            return _answer(out, "\n\n".join(response.packed or ["no results"]))
         return _answer(out, render_response(response, explain) or "no results")
 
     @server.tool()

@@ -54,3 +54,6 @@ class SearchResponse(BaseModel):
     watermark: dict
     vector_hits: int
     keyword_hits: int
+    # with a token budget: the hits packed line by line into it (recall.packing), rank order
+    packed: list[str] | None = None
+    packed_tokens: int = 0

@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     # (README): budget_any@1000 0.747 at 0.9, 0.760 at 0.7, 0.768 at 0.5, 0.765 at 0.3; dream
     # off 0.755. Digest nodes gather one subject's facts from many days; at full weight they
     # crowd out the daily chunks that hold a question's evidence in its conversation.
+    pack_results: bool = True  # budgets are filled line by line (recall.packing); false: whole chunks
     digest_weight: float = Field(default=0.5, ge=0.0, le=4.0)
 
     resource_max_bytes: int = 1024 * 1024  # what a resource's card is made from

@@ -71,3 +71,13 @@ def refresh_day_index(lay: Layout, day: date) -> str | None:
         body = f"\n# {day.isoformat()}\n\n{listing}\n"
     atomic_write_text(path, render_note(metadata, body))
     return rel
+
+
+def day_index_stale(lay: Layout, day: date) -> bool:
+    """The day's folder changed after its index was written (or the index is missing): a run
+    was killed between writing a note and refreshing the index."""
+    folder = lay.root / lay.daily / day.isoformat()
+    if not folder.is_dir():
+        return False
+    index = lay.root / day_index_path(lay, day)
+    return not index.exists() or index.stat().st_mtime_ns < folder.stat().st_mtime_ns

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
-from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.capture.dayindex import day_index_stale, refresh_day_index
 from memflow.tasks.ground.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
@@ -186,6 +186,9 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
                 days.add(day)
         del catalog[rel]
         atomic_write_json(catalog_path, catalog)
+    # a day whose index a killed run did not refresh is refreshed now
+    card_days = {date_of(entry["note"]) for entry in catalog.values() if entry.get("note")}
+    days |= {d for d in card_days if d and day_index_stale(lay, d)}
     indexes = [refresh_day_index(lay, d) for d in sorted(days)]
     changed = result.created + result.updated + result.removed + [i for i in indexes if i]
     append_event(lay, "auto_resource", changed,

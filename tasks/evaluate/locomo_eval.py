@@ -29,7 +29,7 @@ from memflow.tasks.evaluate.metrics import (
 from memflow.tasks.ground.tokens import count_tokens, truncate_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
-from memflow.tasks.recall import render_compact, search
+from memflow.tasks.recall import expand, pack, render_compact, search, term_weights
 
 
 def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) -> dict:
@@ -98,15 +98,22 @@ class Baseline:
 
 def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[int],
           budgets: list[int], recover: Callable[[int, str], set[str]],
-          sessions: list[set[str]]) -> dict:
+          sessions: list[set[str]], packed: Callable[[int], tuple[list[set[str]], int]] | None = None) -> dict:
     """Metrics of one ranked list for one question; `recover(i, text)` is the coverage of the
-    i-th result when the budget cut its text; `sessions` are the sessions each result cites."""
+    i-th result when the budget cut its text; `sessions` are the sessions each result cites;
+    `packed(budget)` (our side) gives the coverage and tokens of the context packed line by
+    line into the budget, which the budget metrics then score."""
     out: dict = {"first_hit": first_hit(cover, evidence), "ndcg10": ndcg_at(cover, evidence, 10)}
     wanted = {session_of(t) for t in evidence}
     for k in ks:
         out[f"any@{k}"], out[f"all@{k}"] = recall_at(cover, evidence, k)
         out[f"session@{k}"] = float(bool(wanted & set().union(*sessions[:k]))) if sessions[:k] else 0.0
     for budget in budgets:
+        if packed is not None:
+            cut_cover, used = packed(budget)
+            out[f"budget_any@{budget}"], out[f"budget_all@{budget}"] = recall_at(cut_cover, evidence, len(cut_cover))
+            out[f"tokens@{budget}"] = used
+            continue
         kept, used = budget_cut(shown, budget, count_tokens, truncate_tokens)
         cut_cover = [cover[i] if text == shown[i] else recover(i, text) for i, text in enumerate(kept)]
         out[f"budget_any@{budget}"], out[f"budget_all@{budget}"] = recall_at(cut_cover, evidence, len(kept))
@@ -125,7 +132,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         turns.update({m.get("id"): normalise(message_text(m)) for m in log if m.get("id")})
     follow = note_reader(lay.root)
     baseline = Baseline(sample)
-    limit = max(max(ks), 30)
+    limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
     rows = []
     for q in sample["qa"]:
         ids, malformed = parse_evidence(q.get("evidence", []))
@@ -145,8 +152,15 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         if evidence:
             sessions = [cited_sessions(t, logs) | {session_of(c) for c in cov}
                         for t, cov in zip(shown, cover)]
-            row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions))
-            hits = baseline.search(q["question"], limit)
+            weights = term_weights(settings, q["question"])
+
+            def packed(budget: int) -> tuple[list[set[str]], int]:
+                blocks = pack(response.results, weights, budget, count_tokens, settings.keyword_tokenizer)
+                return [cover_of(expand(b)) for b in blocks], sum(count_tokens(b) for b in blocks)
+
+            row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
+                             packed if settings.pack_results else None))
+            hits = baseline.search(q["question"], 200)  # enough turns to fill every budget
             b_shown = [baseline.texts[i] for i in hits]
             b_cover = [{baseline.ids[i]} for i in hits]
             # a raw turn cut by the budget no longer contains its whole text: it covers nothing

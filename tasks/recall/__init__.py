@@ -4,11 +4,12 @@ wikilinks, and how its results are shown.
 Entry points: `search` (raises `IndexMissing` when there is no index yet), and the renderings
 `render_result`, `render_response`, `render_compact` (what an agent is shown) and
 `tool_call_messages` (an OpenAI tool call and its answer), `results_table` (hits as table rows);
-browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
+`pack` (hits packed line by line into a token budget); browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
 """
 
 from memflow.tasks.recall.browse import note_context, recent_notes
-from memflow.tasks.recall.hybrid import IndexMissing, search
+from memflow.tasks.recall.hybrid import IndexMissing, search, term_weights
+from memflow.tasks.recall.packing import expand, pack
 from memflow.tasks.recall.presenting import (
     render_compact,
     render_response,
@@ -18,4 +19,4 @@ from memflow.tasks.recall.presenting import (
 )
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
-           "tool_call_messages", "results_table", "recent_notes", "note_context"]
+           "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "expand", "term_weights"]

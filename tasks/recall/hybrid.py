@@ -111,6 +111,12 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
     return [(ids[row].as_py(), score) for row, score in hits]
 
 
+def term_weights(settings: Settings, query: str) -> dict[str, float]:
+    """Query token -> idf in the workspace's index (what packing ranks a hit's lines by)."""
+    index = open_index(layout(settings), settings)
+    return keyword.idf(index, query_tokens(query, settings.keyword_tokenizer))
+
+
 def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
            filters: Filters | None = None, explain: bool = False,
            link_limit: int = 10, with_watermark: bool = True) -> SearchResponse:

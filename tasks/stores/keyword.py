@@ -265,6 +265,20 @@ def load(folder: Path) -> KeywordIndex | None:
     return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files)
 
 
+def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
+    """BM25 (lucene) idf of each query token the index knows: how much a match on it says."""
+    postings = index.retriever
+    if postings is None:
+        return {}
+    out = {}
+    for token in dict.fromkeys(tokens):
+        t = postings.vocab_dict.get(token)
+        if t is not None:
+            df = int(postings.indptr[t + 1]) - int(postings.indptr[t])
+            out[token] = float(np.log(1 + (postings.num_docs - df + 0.5) / (df + 0.5)))
+    return out
+
+
 def top_k(index: KeywordIndex, query: list[str], k: int,
           mask: np.ndarray | None = None) -> list[tuple[int, float]]:
     """(document row, BM25 score) of the k best documents with score > 0 among `mask`."""

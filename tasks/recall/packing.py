@@ -1,0 +1,113 @@
+"""Packing results into a token budget (pure): what an agent is given is a few hundred tokens,
+so a hit brings the lines that match the query, not its whole chunk.
+
+Each packed block is a short header (`[path:Lx-Ly] heading path`), then the hit's lines that
+match the query best (a line's score is the summed idf of the query terms it has; lines scoring
+at least `KEEP` of the hit's best line are kept, so a name every line repeats does not pull in
+every line), adjacent ones kept together, a gap shown as `…`. A line is never
+cut: a block takes the matching lines that fit, in order, and results are added in rank order
+until the budget is full. A hit with no matching line (a vector-only hit) gives its first lines.
+Lines keep their provenance links, so every packed line stays resolvable to its source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memflow.schemas.recall import SearchResult
+from memflow.tasks.ground.markdown import searchable_text
+from memflow.tasks.ground.tokenize import tokenize
+
+GAP = "…"
+KEEP = 0.3
+_MIN_BLOCK_TOKENS = 12  # a header alone is not worth its tokens
+
+
+def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[int]:
+    """Offsets (in `result.text`) of the lines that match the query best (see KEEP); the first
+    lines when none matches."""
+    lines = result.text.split("\n")
+    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(line), tokenizer)))
+              if _content(line) else 0.0 for line in lines]
+    best = max(scores, default=0.0)
+    if best > 0:
+        keep = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
+        keep |= {j for i in keep for j in (i - 1, i + 1)  # a match's neighbours: the answer to it
+                 if 0 <= j < len(lines) and _content(lines[j])}
+        return sorted(keep)
+    return [i for i, line in enumerate(lines) if _content(line)][:2]
+
+
+def _content(line: str) -> bool:
+    """A line that says something (not blank, a heading or a chunk's `[Part 2/3]` marker)."""
+    return bool(line.strip()) and not line.startswith("#") and not line.startswith("[Part ")
+
+
+_TAIL_LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)\]\]\s*$")
+_SOURCE_RE = re.compile(r" <- \[\[([^\[\]#|]+)\]\]$")
+_SHORT_REF_RE = re.compile(r"#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)$")
+
+
+def block(result: SearchResult, offsets: list[int]) -> str:
+    """Header and the chosen lines, a gap marked between non-adjacent ones. Provenance links
+    are written once: when every chosen line ends with a link into one source (a daily note's
+    session log), the header names it (`<- [[session/dialog/x.jsonl]]`) and each line keeps
+    only its anchor (`#L13`); `expand` writes the links out again."""
+    lines = result.text.split("\n")
+    # a chunk's text is its breadcrumb (and a `[Part x/N]` marker) above the file's lines
+    # start..end, so a line's number counts back from the end
+    first, last = (result.end_line - (len(lines) - 1 - offsets[0]),
+                   result.end_line - (len(lines) - 1 - offsets[-1]))
+    heading = f" {result.heading_path}" if result.heading_path else ""
+    tails = [_TAIL_LINK_RE.search(lines[o]) for o in offsets]
+    sources = {m.group(1) for m in tails if m}
+    shared = next(iter(sources)) if len(sources) == 1 else None
+    out = [f"[{result.path}:L{first}-L{last}]{heading}" + (f" <- [[{shared}]]" if shared else "")]
+    previous = None
+    for offset, tail in zip(offsets, tails):
+        if previous is not None and offset != previous + 1:
+            out.append(GAP)
+        line = lines[offset]
+        if shared and tail:
+            line = f"{line[:tail.start()].rstrip()} #{tail.group(2)}"
+        out.append(line)
+        previous = offset
+    return "\n".join(out)
+
+
+def expand(packed: str) -> str:
+    """A packed block with its provenance links written out in full (`#L13` -> `[[log#L13]]`)."""
+    lines = packed.split("\n")
+    source = _SOURCE_RE.search(lines[0]) if lines else None
+    if not source:
+        return packed
+    target = source.group(1)
+    return "\n".join([lines[0], *(_SHORT_REF_RE.sub(lambda m: f"[[{target}#{m.group(1)}]]", line)
+                                   for line in lines[1:])])
+
+
+def pack(results: list[SearchResult], weights: dict[str, float], budget: int,
+         count: Callable[[str], int], tokenizer: str = "bigram") -> list[str]:
+    """Blocks in rank order whose tokens (joined by blank lines) sum to at most `budget`;
+    `weights`: query token -> idf (`term_weights`)."""
+    packed: list[str] = []
+    used = 0
+    for result in results:
+        offsets = matching_lines(result, weights, tokenizer)
+        chosen: list[int] = []
+        text = ""
+        for offset in offsets:  # whole lines, in order, while they fit
+            candidate = block(result, [*chosen, offset])
+            size = count(candidate) + (1 if packed else 0)
+            if used + size > budget:
+                break
+            chosen.append(offset)
+            text = candidate
+        if not chosen:  # not even its first line fits: a later, shorter hit may
+            if budget - used < _MIN_BLOCK_TOKENS:
+                break
+            continue
+        used += count(text) + (1 if packed else 0)
+        packed.append(text)
+    return packed
