@@ -72,3 +72,17 @@ def test_every_file_operation_leaves_an_inbox_event(settings, lay):
     jobs = [e["job"] for e in read_events(lay)]
     assert jobs == ["write", "edit", "fm-set", "move", "delete"]
     assert read_events(lay)[-1]["summary"] == "deleted digest/wiki/b.md"
+
+
+def test_deep_status_calls_each_model_once(model_settings, lay, fake_model):
+    from memflow import api
+
+    fake_model.script.append({"content": "OK"})
+    report = api.status(model_settings, deep=True)
+    assert report["models"]["chat"]["health"].startswith("ok (")
+    assert report["models"]["embedding"]["health"].startswith("ok (")
+    assert [r["path"] for r in fake_model.requests] == ["/v1/chat/completions", "/v1/embeddings"]
+    fake_model.script.append({"status": 500})
+    broken = api.status(model_settings.model_copy(update={"embedding_model": ""}), deep=True)
+    assert broken["models"]["chat"]["health"].startswith("failed:")
+    assert any("chat model openai/test-chat failed" in w for w in broken["warnings"])
