@@ -310,6 +310,28 @@ def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
 
 
 
+def backup(out: str | Path, workspace: WorkspaceArg = None, with_index: bool = False) -> dict:
+    """Write the workspace to `out` (.tar.zst: Markdown, session logs, resources and
+    metadata/state/; the derived index with `with_index`), with a manifest of sha256s, under the
+    workspace lock; returns the manifest."""
+    from memflow.tasks.backup import backup_workspace
+
+    lay, lock = _locked(workspace, "backup")
+    with lock:
+        return backup_workspace(lay, Path(out).expanduser(), with_index)
+
+
+def restore(archive: str | Path, target: str | Path) -> dict:
+    """Unpack `archive` into the new folder `target` after checking every file against its
+    manifest; a truncated or corrupt archive raises ArchiveError and leaves nothing. Run
+    `index` on the restored workspace to search it (its index is derived)."""
+    from memflow.tasks.backup import restore_workspace
+
+    manifest = restore_workspace(Path(archive).expanduser(), Path(target).expanduser())
+    init(Path(target).expanduser())  # layer folders that held no file
+    return manifest
+
+
 def status(workspace: WorkspaceArg = None, deep: bool = False) -> dict:
     """The workspace at a glance (read-only, no lock): index freshness and skipped files, each
     job's last run, the lock holder, the dream backlog, counts per layer, the models (`deep`:

@@ -351,6 +351,21 @@ def print_eval(summary: dict, out: str) -> None:
     print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    manifest = api.backup(args.out, workspace_of(args), args.with_index)
+    size = sum(f["size"] for f in manifest["files"].values())
+    print(f"backup: {args.out} ({len(manifest['files'])} files, {size:,} bytes before compression, "
+          f"{Path(args.out).stat().st_size:,} bytes written)")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    manifest = api.restore(args.archive, args.target)
+    print(f"restored {len(manifest['files'])} files into {args.target} (verified against the manifest); "
+          f"run `memflow -w {args.target} index` to search it")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from memflow.mcp_server import serve
 
