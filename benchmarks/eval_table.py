@@ -26,6 +26,8 @@ def main(folders: list[str]) -> None:
         first = first or summary
         print(row(Path(folder).name, summary, summary["run"]["seconds"]))
     print(row("raw-turn BM25 baseline", first["baseline"], "-"))
+    if "transcript" in first:
+        print(row("transcript (memory-flows over the raw transcripts)", first["transcript"], "-"))
     categories(folders)
 
 

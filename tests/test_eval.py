@@ -46,6 +46,10 @@ def test_metric_values_on_the_hand_made_file(evaluated):
     # a 30-token budget holds less than one result: the cut result covers less
     assert summary["budget_recall_any"]["30"] <= summary["budget_recall_any"]["1000"]
     assert summary["per_category"]["4 single-hop"]["questions"] == 2
+    # the transcript baseline: the same search and packing over the raw session transcripts
+    assert summary["transcript"]["recall_any"]["5"] == 1.0
+    assert (out / "workspaces" / "t-1-transcript" / "daily").is_dir()
+    assert set(frame.filter(pl.col("transcript_first_hit").is_not_null())["transcript_first_hit"]) <= {1, 2, 3, 4, 5}
 
 
 def test_cli_eval_writes_files(tmp_path):

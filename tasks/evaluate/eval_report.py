@@ -36,6 +36,11 @@ def summarize(rows: list[dict], ks: list[int], budgets: list[int]) -> dict:
     out["baseline"]["per_category"] = {
         f"{c} {name}": block([r for r in rows if r["category"] == c], ks, budgets, "baseline_")
         for c, name in CATEGORIES.items() if any(r["category"] == c for r in rows)}
+    if any("transcript_first_hit" in r for r in rows):  # memory-flows over the raw transcripts
+        out["transcript"] = block(rows, ks, budgets, "transcript_")
+        out["transcript"]["per_category"] = {
+            f"{c} {name}": block([r for r in rows if r["category"] == c], ks, budgets, "transcript_")
+            for c, name in CATEGORIES.items() if any(r["category"] == c for r in rows)}
     graded = [r for r in rows if "qa_correct" in r]
     out["qa"] = {"status": "not run (no chat model configured)"} if not graded else {
         "status": "ok", "questions": len(graded),

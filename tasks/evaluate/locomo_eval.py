@@ -16,6 +16,8 @@ from memflow.tasks.evaluate.locomo import (
     session_id,
     session_messages,
     session_numbers,
+    session_time,
+    turn_text,
 )
 from memflow.tasks.evaluate.metrics import (
     budget_cut,
@@ -96,6 +98,33 @@ class Baseline:
         self.search = stemmed_english_search(self.texts)
 
 
+class Transcript:
+    """memory-flows' own search, packed the same way, over the raw transcripts: one Markdown
+    file per session under daily/<date>/, `# Session N — date` then one `Speaker: text` paragraph
+    per turn. What the notes add over keeping the log (a workspace beside the sample's)."""
+
+    def __init__(self, sample: dict, settings: Settings):
+        root = Path(settings.workspace)
+        self.settings = settings.model_copy(update={"workspace": root.parent / f"{root.name}-transcript"})
+        lay = layout(self.settings)
+        if lay.root.exists():
+            shutil.rmtree(lay.root)
+        init_workspace(lay)
+        conversation = sample["conversation"]
+        for number in session_numbers(conversation):
+            stamp = session_time(conversation, number) or "2000-01-01"
+            lines = [f"# Session {number} — {stamp}", ""]
+            for turn in conversation[f"session_{number}"]:
+                lines += [f"{turn['speaker']}: {turn_text(turn)}", ""]
+            path = lay.root / lay.daily / stamp[:10] / f"session-{number}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(lines), encoding="utf-8")
+        run_index(self.settings)
+
+    def ranked(self, question: str, limit: int):
+        return search(self.settings, question, limit=limit, link_limit=0, with_watermark=False).results
+
+
 def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[int],
           budgets: list[int], recover: Callable[[int, str], set[str]],
           sessions: list[set[str]], packed: Callable[[int], tuple[list[set[str]], int]] | None = None) -> dict:
@@ -132,6 +161,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         turns.update({m.get("id"): normalise(message_text(m)) for m in log if m.get("id")})
     follow = note_reader(lay.root)
     baseline = Baseline(sample)
+    transcript = Transcript(sample, settings)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
     rows = []
     for q in sample["qa"]:
@@ -167,6 +197,19 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             b_scores = score(b_cover, b_shown, evidence, ks, budgets, lambda i, t: set(),
                              [{session_of(baseline.ids[i])} for i in hits])
             row.update({f"baseline_{k}": v for k, v in b_scores.items()})
+            t_results = transcript.ranked(q["question"], limit)
+            t_shown = [render_compact(r) for r in t_results]
+            t_cover = [covered_turns(t, turns, {}) for t in t_shown]
+            t_weights = term_weights(transcript.settings, q["question"])
+
+            def t_packed(budget: int) -> tuple[list[set[str]], int]:
+                blocks = pack(t_results, t_weights, budget, count_tokens, settings.keyword_tokenizer)
+                return [covered_turns(b, turns, {}) for b in blocks], sum(count_tokens(b) for b in blocks)
+
+            t_scores = score(t_cover, t_shown, evidence, ks, budgets, lambda i, t: covered_turns(t, turns, {}),
+                             [{session_of(c) for c in cov} for cov in t_cover],
+                             t_packed if settings.pack_results else None)
+            row.update({f"transcript_{k}": v for k, v in t_scores.items()})
         if settings.chat_model:
             from memflow.tasks.evaluate.qa_eval import answer_and_grade
 
