@@ -59,7 +59,10 @@ def block(result: SearchResult, offsets: list[int]) -> str:
     # start..end, so a line's number counts back from the end
     first, last = (result.end_line - (len(lines) - 1 - offsets[0]),
                    result.end_line - (len(lines) - 1 - offsets[-1]))
-    heading = f" {result.heading_path}" if result.heading_path else ""
+    # the innermost heading says what the lines are ("Facts", "Said by Melanie", a digest
+    # node's subject); the note's title is in its path already
+    section = result.heading_path.split(" > ")[-1].lstrip("#").strip() if result.heading_path else ""
+    heading = f" {section}" if section else ""
     tails = [_TAIL_LINK_RE.search(lines[o]) for o in offsets]
     sources = {m.group(1) for m in tails if m}
     shared = next(iter(sources)) if len(sources) == 1 else None
