@@ -275,3 +275,11 @@ def test_clean_message_shapes():
     assert clean_message(only_image) is None
     call = {"role": "assistant", "content": "Let me look.", "tool_calls": [{"id": "c"}], "id": "a1"}
     assert clean_message(call) == {"role": "assistant", "content": "Let me look.", "id": "a1"}
+
+
+def test_a_turn_keeps_its_sentences_but_not_bare_interjections():
+    log = [{"role": "user", "content": "Good. Next time we should announce the rollback first. "
+                                       "It took us an hour. Me too!"}]
+    note = write_extractive(log, [1])
+    assert [i.text for i in note.reflections] == ["Next time we should announce the rollback first."]
+    assert [i.text for i in note.facts] == ["It took us an hour."]

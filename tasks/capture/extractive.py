@@ -51,7 +51,7 @@ def sentences(text: str) -> list[str]:
 _EMOTIVE = frozenset("""wow oh ah haha lol yeah yay hey hi hello thanks thank awesome amazing great
 cool nice fantastic wonderful lovely love glad happy sure totally really so much very good glad
 sounds super incredible beautiful proud congrats congratulations omg aww sweet exciting excited
-inspiring true agree absolutely definitely""".split())
+inspiring true agree absolutely definitely ok okay yes yep yeah right indeed exactly""".split())
 
 
 def _content_words(sentence: str) -> list[str]:
@@ -64,8 +64,10 @@ def small_talk(sentence: str, role: str) -> bool:
     something, every other sentence is kept: exclamations and asides are context of it.)"""
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", sentence.strip()).strip().lower()
     bare = re.sub(r"[.!?,。！？，]", "", bare) if len(bare) < 40 else bare
-    return not bare or bool(_SMALL_TALK.match(bare)) or (
-        role == "assistant" and bool(_ACK_START.match(sentence.strip())))
+    if not bare or _SMALL_TALK.match(bare) or (role == "assistant" and _ACK_START.match(sentence.strip())):
+        return True
+    # nothing but emotive or function words ("Good.", "Me too!", "Oh wow, really?")
+    return not _HAN_RE.search(sentence) and not _content_words(sentence) and not any(c.isdigit() for c in sentence)
 
 
 def informative(sentence: str, role: str) -> bool:
