@@ -150,6 +150,11 @@ def _tool_errors(fn):
     return wrapper
 
 
+def _plain(value: Any) -> Any:
+    """JSON-safe (dates and paths as strings): frontmatter and status hold YAML dates."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def _answer(model: BaseModel, text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=model.model_dump(mode="json"))
@@ -225,13 +230,13 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     @_tool_errors
     def frontmatter_get(path: str) -> FrontmatterOutput:
         """The YAML frontmatter of a note as a mapping."""
-        return FrontmatterOutput(path=path, frontmatter=json.loads(json.dumps(api.frontmatter_get(path, ws), default=str)))
+        return FrontmatterOutput(path=path, frontmatter=_plain(api.frontmatter_get(path, ws)))
 
     @server.tool()
     @_tool_errors
     def frontmatter_set(path: str, values: dict[str, Any]) -> FrontmatterOutput:
         """Set frontmatter keys of a note (other keys kept, in order)."""
-        return FrontmatterOutput(path=path, frontmatter=json.loads(json.dumps(api.frontmatter_set(path, values, ws), default=str)))
+        return FrontmatterOutput(path=path, frontmatter=_plain(api.frontmatter_set(path, values, ws)))
 
     @server.tool()
     @_tool_errors
@@ -271,7 +276,7 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     def status(deep: bool = False) -> StatusOutput:
         """The memory at a glance: index freshness and skipped files, each job's last run, the
         lock, the consolidation backlog, counts per layer, models (`deep`: call each), warnings."""
-        return StatusOutput(status=json.loads(json.dumps(api.status(ws, deep), default=str)))
+        return StatusOutput(status=_plain(api.status(ws, deep)))
 
     @server.resource("memory://{+path}", mime_type="text/markdown",
                      description="A workspace file, e.g. memory://digest/wiki/topic.md")

@@ -21,7 +21,7 @@ from memflow.schemas.capture import (
     StructuredNote,
 )
 from memflow.schemas.settings import Settings
-from memflow.tasks.capture.dayindex import refresh_day_index
+from memflow.tasks.capture.dayindex import note_where, refresh_day_index
 from memflow.tasks.capture.extractive import separate_speakers, write_extractive
 from memflow.tasks.capture.sessionlog import (
     append_messages,
@@ -67,15 +67,10 @@ def offline_writer(log_: list[dict], lines: list[int], hint: str, existing: str,
 
 
 def find_note(lay: Layout, session_id: str, day: date) -> str | None:
-    folder = lay.root / lay.daily / day.isoformat()
     source = f"[[{log_path(lay, session_id)}]]"
-    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-        if not path.is_file() or path.stat().st_size > 4 * 1024 * 1024:
-            continue  # not a note capture wrote (FIFO, symlink loop, huge file)
-        meta = parse_note(path.name, read_text(path)).metadata
-        if meta.get("session_id") == session_id or meta.get("source_conversation") == source:
-            return path.relative_to(lay.root).as_posix()
-    return None
+    return note_where(lay, f"{lay.daily}/{day.isoformat()}", "*.md",
+                      lambda meta: meta.get("session_id") == session_id
+                      or meta.get("source_conversation") == source)
 
 
 def section_kind(title: str) -> str:

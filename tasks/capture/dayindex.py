@@ -8,6 +8,7 @@ when it already exists.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 
 from memflow.tasks.ground.notes import parse_note, render_note
@@ -81,3 +82,17 @@ def day_index_stale(lay: Layout, day: date) -> bool:
         return False
     index = lay.root / day_index_path(lay, day)
     return not index.exists() or index.stat().st_mtime_ns < folder.stat().st_mtime_ns
+
+
+NOTE_SCAN_BYTES = 4 * 1024 * 1024  # a larger file is not a note capture wrote
+
+
+def note_where(lay: Layout, folder: str, pattern: str, wanted: Callable[[dict], bool]) -> str | None:
+    """The first note in `folder` (matching `pattern`) whose frontmatter `wanted` accepts;
+    FIFOs, symlink loops and huge files are passed over."""
+    base = lay.root / folder
+    for path in sorted(base.glob(pattern)) if base.is_dir() else []:
+        if path.is_file() and path.stat().st_size <= NOTE_SCAN_BYTES and \
+                wanted(parse_note(path.name, read_text(path)).metadata):
+            return path.relative_to(lay.root).as_posix()
+    return None

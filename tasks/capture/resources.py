@@ -17,11 +17,11 @@ from pathlib import Path
 
 from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
-from memflow.tasks.capture.dayindex import day_index_stale, refresh_day_index
+from memflow.tasks.capture.dayindex import day_index_stale, note_where, refresh_day_index
 from memflow.tasks.ground.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
-from memflow.tasks.ground.notes import parse_note, render_note
+from memflow.tasks.ground.notes import render_note
 from memflow.tasks.ground.workspace import (
     Layout,
     date_of,
@@ -36,7 +36,6 @@ from memflow.tasks.stores.files import (
     atomic_write_text,
     decode,
     read_json,
-    read_text,
 )
 
 log = logging.getLogger("memflow.resources")
@@ -110,12 +109,7 @@ def _relink(card: str, rel: str, converted: Converted) -> str:
 def card_of(lay: Layout, folder: str, rel: str) -> str | None:
     """The card already written for `rel` in `folder` (a run killed before its catalog update
     wrote it): rewritten in place, never a second card."""
-    base = lay.root / folder
-    for path in sorted(base.glob("resource-*.md")) if base.is_dir() else []:
-        if path.is_file() and path.stat().st_size < 4 * 1024 * 1024:
-            if parse_note(path.name, read_text(path)).metadata.get("source_resource") == f"[[{rel}]]":
-                return path.relative_to(lay.root).as_posix()
-    return None
+    return note_where(lay, folder, "resource-*.md", lambda meta: meta.get("source_resource") == f"[[{rel}]]")
 
 
 def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, reader: Reader,
@@ -150,9 +144,9 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     found, skipped = scan_resources(lay, problems)
     result = ResourceResult(skipped=skipped, failed=dict(problems))
     days: set[date] = set()
+    reading = f"{settings.decode_errors}|{settings.resource_max_bytes}"  # how a refused file was read
     for rel, sha in found.items():
         known = catalog.get(rel)
-        reading = f"{settings.decode_errors}|{settings.resource_max_bytes}"  # how it was read
         if known and known["sha256"] == sha and (
                 (known.get("refused") and known.get("reading") == reading)
                 or (not known.get("refused") and known.get("note") and (lay.root / known["note"]).exists())):

@@ -8,11 +8,17 @@ import os
 from memflow.schemas.check import CheckReport, Finding
 from memflow.schemas.settings import Settings
 from memflow.tasks.dream import catalog_path, list_runs, rebuild_catalog, recover_interrupted
-from memflow.tasks.ground.guard import FileRefused, check_markdown, guarded
+from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import parse_links
-from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, file_stats, layout, today
-from memflow.tasks.index import index_problems, keyword_dir, run_index, run_reindex, watermark
+from memflow.tasks.index import (
+    index_problems,
+    keyword_dir,
+    reindex_pending,
+    run_index,
+    run_reindex,
+    watermark,
+)
 from memflow.tasks.stores.files import atomic_write_json, read_json
 
 REPAIR_INDEX, REPAIR_REINDEX = "run index", "finish the interrupted reindex"
@@ -30,7 +36,7 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
     links = 0
     for rel in sorted(files):
         try:
-            note = guarded(rel, lambda: _read(lay, settings, rel))
+            note = guarded(rel, lambda: parse_markdown(rel, (lay.root / rel).read_bytes(), settings))
         except FileRefused as exc:
             report.findings.append(Finding(area="notes", path=rel, detail=f"cannot be parsed: {exc}"))
             continue
@@ -46,14 +52,8 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
     report.checked["links"] = links
 
 
-def _read(lay: Layout, settings: Settings, rel: str):
-    data = (lay.root / rel).read_bytes()
-    check_markdown(data, settings)
-    return parse_note(rel, data.decode("utf-8", "replace"), settings.frontmatter_max_bytes)
-
-
 def _index(lay: Layout, settings: Settings, report: CheckReport) -> None:
-    if (lay.index_dir / "REINDEXING").exists():
+    if reindex_pending(lay):
         report.findings.append(Finding(area="index", detail="a reindex was interrupted (search "
                                        "answers from the previous index)", repair=REPAIR_REINDEX))
     elif not (keyword_dir(lay, settings) / "CURRENT").exists():

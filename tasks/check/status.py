@@ -11,7 +11,7 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.dream import list_runs, pending_notes
 from memflow.tasks.ground.lock import JOBS_FILE, process_alive, read_holder
 from memflow.tasks.ground.workspace import file_stats, layout, today
-from memflow.tasks.index import index_problems, keyword_dir, watermark
+from memflow.tasks.index import index_problems, keyword_dir, reindex_pending, watermark
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_json
 
@@ -47,7 +47,7 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
     warnings: list[str] = []
     mark = watermark(lay)
     problems = index_problems(lay)
-    reindexing = (lay.index_dir / "REINDEXING").exists()
+    reindexing = reindex_pending(lay)
     index = {**mark, "skipped": problems["skipped"], "warnings": problems["warnings"],
              "reindex_interrupted": reindexing}
     if mark.get("indexed_at") is None:

@@ -42,7 +42,7 @@ from memflow.tasks.dream.consolidation import (
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.events import append_event
-from memflow.tasks.ground.guard import FileRefused, check_markdown, guarded
+from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import (
     BUCKETS,
@@ -99,13 +99,6 @@ def pending_notes(lay: Layout, until: date) -> tuple[list[tuple[str, str]], list
     return pending, gone
 
 
-def readable_note(lay: Layout, settings: Settings, rel: str):
-    """A daily note parsed within the limits that protect memory (raises FileRefused)."""
-    data = (lay.root / rel).read_bytes()
-    check_markdown(data, settings)
-    return parse_note(rel, data.decode("utf-8", errors="replace"), settings.frontmatter_max_bytes)
-
-
 def refuse_note(lay: Layout, rel: str, sha: str, reason: str) -> None:
     catalog = read_json(catalog_path(lay), {})
     catalog[rel] = sha
@@ -128,20 +121,22 @@ def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: in
     return taken
 
 
-_SUBJECTS: dict[Path, tuple[tuple[int, int], str | None]] = {}  # node -> (stat, subject key)
+_NODES: dict[Path, tuple[tuple[int, int], str | None, frozenset[str]]] = {}  # node -> (stat, subject, cites)
 
 
-def _subject_of_node(path: Path) -> str | None:
-    """A node's subject key (None for another format), parsed again only when the file changed:
-    every unit of a run looks its subject up."""
+def _node_info(path: Path) -> tuple[str | None, frozenset[str]]:
+    """A node's subject key (None for another format) and the `target#anchor` links its fact
+    lines cite, read again only when the file changed: every unit of a run looks both up."""
     stat = path.stat()
     mark = (stat.st_mtime_ns, stat.st_size)
-    cached = _SUBJECTS.get(path)
+    cached = _NODES.get(path)
     if cached is None or cached[0] != mark:
-        meta = parse_note(path.name, read_text(path)).metadata
+        text = read_text(path)
+        meta = parse_note(path.name, text).metadata
         subject = meta.get("subject") if meta.get("format") == digest.FORMAT else None
-        cached = _SUBJECTS[path] = (mark, subject if isinstance(subject, str) else None)
-    return cached[1]
+        cached = _NODES[path] = (mark, subject if isinstance(subject, str) else None,
+                                 frozenset(digest.cited(text)))
+    return cached[1], cached[2]
 
 
 def subject_nodes(lay: Layout) -> dict[str, list[str]]:
@@ -149,7 +144,7 @@ def subject_nodes(lay: Layout) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     base = lay.root / lay.digest
     for path in sorted(base.rglob("*.md")) if base.is_dir() else []:
-        subject = _subject_of_node(path)
+        subject, _cites = _node_info(path)
         if subject:
             found.setdefault(subject, []).append(path.relative_to(lay.root).as_posix())
     for paths in found.values():
@@ -257,22 +252,11 @@ def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, li
     return decision
 
 
-_CITED: dict[Path, tuple[tuple[int, int], frozenset[str]]] = {}  # node -> (stat, links it cites)
-
-
 def digest_citations(lay: Layout) -> set[str]:
-    """Every `daily/...#Lnn` link a digest fact line cites (each node parsed again only when it
-    changed): what has been consolidated, by source, whatever the catalog says."""
-    found: set[str] = set()
+    """Every `daily/...#Lnn` link a digest fact line cites: what has been consolidated, by
+    source, whatever the catalog says."""
     base = lay.root / lay.digest
-    for path in base.rglob("*.md") if base.is_dir() else []:
-        stat = path.stat()
-        mark = (stat.st_mtime_ns, stat.st_size)
-        cached = _CITED.get(path)
-        if cached is None or cached[0] != mark:
-            cached = _CITED[path] = (mark, frozenset(digest.cited(read_text(path))))
-        found |= cached[1]
-    return found
+    return set().union(*(_node_info(path)[1] for path in base.rglob("*.md"))) if base.is_dir() else set()
 
 
 def rebuild_catalog(lay: Layout, until: date) -> dict[str, str]:
@@ -370,7 +354,7 @@ def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
     batch, notes = [], []
     for rel, sha in pending[:max(1, max_notes)]:
         try:
-            notes.append(guarded(rel, lambda: readable_note(lay, settings, rel)))
+            notes.append(guarded(rel, lambda: parse_markdown(rel, (lay.root / rel).read_bytes(), settings)))
             batch.append((rel, sha))
         except FileRefused as exc:  # consumed as it is (no units), said in the inbox; retried when it changes
             log.warning("dream skips %s: %s", rel, exc)

@@ -31,7 +31,7 @@ from memflow.tasks.evaluate.metrics import (
 from memflow.tasks.ground.tokens import count_tokens, truncate_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
-from memflow.tasks.recall import expand, pack, render_compact, search, term_weights
+from memflow.tasks.recall import expand, packer, render_compact, search, term_weights
 
 
 def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) -> dict:
@@ -125,6 +125,19 @@ class Transcript:
         return search(self.settings, question, limit=limit, link_limit=0, with_watermark=False).results
 
 
+def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
+                 cover: Callable[[str], set[str]]) -> Callable[[int], tuple[list[set[str]], int]]:
+    """`budget -> (coverage of each packed block, tokens)` for one ranked list (the lines of
+    each hit chosen, and each text counted, once for all budgets)."""
+    count = lru_cache(maxsize=None)(count_tokens)
+    pack_into = packer(results, weights, count, tokenizer)
+
+    def packed(budget: int) -> tuple[list[set[str]], int]:
+        blocks = pack_into(budget)
+        return [cover(b) for b in blocks], sum(count(b) for b in blocks)
+    return packed
+
+
 def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[int],
           budgets: list[int], recover: Callable[[int, str], set[str]],
           sessions: list[set[str]], packed: Callable[[int], tuple[list[set[str]], int]] | None = None) -> dict:
@@ -182,12 +195,8 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         if evidence:
             sessions = [cited_sessions(t, logs) | {session_of(c) for c in cov}
                         for t, cov in zip(shown, cover)]
-            weights = term_weights(settings, q["question"])
-
-            def packed(budget: int) -> tuple[list[set[str]], int]:
-                blocks = pack(response.results, weights, budget, count_tokens, settings.keyword_tokenizer)
-                return [cover_of(expand(b)) for b in blocks], sum(count_tokens(b) for b in blocks)
-
+            packed = packed_cover(response.results, term_weights(settings, q["question"]),
+                                  settings.keyword_tokenizer, lambda b: cover_of(expand(b)))
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget
@@ -200,12 +209,8 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             t_results = transcript.ranked(q["question"], limit)
             t_shown = [render_compact(r) for r in t_results]
             t_cover = [covered_turns(t, turns, {}) for t in t_shown]
-            t_weights = term_weights(transcript.settings, q["question"])
-
-            def t_packed(budget: int) -> tuple[list[set[str]], int]:
-                blocks = pack(t_results, t_weights, budget, count_tokens, settings.keyword_tokenizer)
-                return [covered_turns(b, turns, {}) for b in blocks], sum(count_tokens(b) for b in blocks)
-
+            t_packed = packed_cover(t_results, term_weights(transcript.settings, q["question"]),
+                                    settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}))
             t_scores = score(t_cover, t_shown, evidence, ks, budgets, lambda i, t: covered_turns(t, turns, {}),
                              [{session_of(c) for c in cov} for cov in t_cover],
                              t_packed if settings.pack_results else None)

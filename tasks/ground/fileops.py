@@ -55,10 +55,6 @@ def writable(lay: Layout, rel: str):
     return path
 
 
-def _said(lay: Layout, job: str, paths: list[str], summary: str) -> None:
-    append_event(lay, job, paths, summary)
-
-
 def read_file(lay: Layout, rel: str, start: int | None = None, end: int | None = None,
               policy: DecodePolicy = "replace") -> str:
     """Lines start..end (1-based, inclusive) of a workspace file."""
@@ -101,7 +97,7 @@ def write_file(lay: Layout, rel: str, content: str, name: str | None = None,
         content = render_note(ordered, body)
     atomic_write_text(path, content)
     written = rel_path(lay.root, path)
-    _said(lay, "write", [written], f"{'overwrote' if existed else 'created'} {written}")
+    append_event(lay, "write", [written], f"{'overwrote' if existed else 'created'} {written}")
     return written
 
 
@@ -122,7 +118,7 @@ def edit_file(lay: Layout, rel: str, old: str, new: str) -> None:
     if count != 1:
         raise EditError(f"{rel}: old text matches {count} times (must match exactly once)")
     _put_raw(path, text.replace(old, new, 1))
-    _said(lay, "edit", [rel_path(lay.root, path)], f"edited {rel_path(lay.root, path)}")
+    append_event(lay, "edit", [rel_path(lay.root, path)], f"edited {rel_path(lay.root, path)}")
 
 
 def move_file(lay: Layout, src: str, dst: str) -> list[str]:
@@ -145,7 +141,7 @@ def move_file(lay: Layout, src: str, dst: str) -> list[str]:
         if count:
             _put_raw(path, new_text)
             rewritten.append(rel)
-    _said(lay, "move", [src_rel, dst_rel, *rewritten],
+    append_event(lay, "move", [src_rel, dst_rel, *rewritten],
           f"moved {src_rel} to {dst_rel}; {len(rewritten)} file(s) relinked")
     return rewritten
 
@@ -167,7 +163,7 @@ def delete_file(lay: Layout, rel: str) -> list[str]:
     rel = rel_path(lay.root, path)
     path.unlink()
     still = inbound_links(lay, rel)
-    _said(lay, "delete", [rel], f"deleted {rel}" + (f"; still linked from {len(still)} file(s)" if still else ""))
+    append_event(lay, "delete", [rel], f"deleted {rel}" + (f"; still linked from {len(still)} file(s)" if still else ""))
     return still
 
 
@@ -202,7 +198,7 @@ def fm_set(lay: Layout, rel: str, values: dict) -> dict:
     if "\r\n" in raw:
         text = text.replace("\n", "\r\n")
     _put_raw(path, text)
-    _said(lay, "fm-set", [rel_path(lay.root, path)], f"set {', '.join(values)} in {rel_path(lay.root, path)}")
+    append_event(lay, "fm-set", [rel_path(lay.root, path)], f"set {', '.join(values)} in {rel_path(lay.root, path)}")
     return metadata
 
 

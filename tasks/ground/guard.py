@@ -13,8 +13,10 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from memflow.schemas.notes import Note
 from memflow.schemas.settings import Settings
-from memflow.tasks.stores.files import DecodeError
+from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.stores.files import DecodeError, DecodePolicy, decode
 
 log = logging.getLogger("memflow.guard")
 T = TypeVar("T")
@@ -49,6 +51,12 @@ def check_markdown(data: bytes, settings: Settings) -> None:
             if len(line) > settings.nesting_max_depth and nesting_depth(line) > settings.nesting_max_depth:
                 raise FileRefused(f"line {number} nests lists/quotes {nesting_depth(line)} deep, over "
                                   f"nesting_max_depth ({settings.nesting_max_depth})")
+
+
+def parse_markdown(rel: str, data: bytes, settings: Settings, policy: DecodePolicy = "replace") -> Note:
+    """A Markdown file's bytes -> Note, within the limits (raises FileRefused past one)."""
+    check_markdown(data, settings)
+    return parse_note(rel, decode(data, policy, rel), settings.frontmatter_max_bytes)
 
 
 def guarded(rel: str, work: Callable[[], T]) -> T:

@@ -3,17 +3,20 @@
 Entry points: `run_index` (incremental: only changed files are re-done) and `run_reindex`
 (rebuild from the files). The read side recall uses: `keyword_dir` (the search snapshot's
 folder), `watermark` (what the index has seen), `index_problems` (files
-left out or read with a caveat, each with its reason) and `embed_queries` (query vectors with the
+left out or read with a caveat, each with its reason), `reindex_pending` (a reindex was
+interrupted) and `embed_queries` (query vectors with the
 index's embedding model).
 """
 
 from memflow.tasks.index.indexing import (
     index_problems,
     keyword_dir,
+    reindex_pending,
     run_index,
     run_reindex,
     watermark,
 )
 from memflow.tasks.index.vectors import embed_queries
 
-__all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems"]
+__all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
+           "reindex_pending"]

@@ -23,9 +23,8 @@ from memflow.schemas.settings import Settings
 from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import convert, looks_binary
 from memflow.tasks.ground.events import append_event
-from memflow.tasks.ground.guard import FileRefused, check_markdown, guarded
+from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import parse_links, searchable_text
-from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
 from memflow.tasks.ground.tokens import count_tokens
 from memflow.tasks.ground.workspace import (
@@ -112,8 +111,7 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
     layer, kind, day = layer_of(lay, rel), kind_of(lay, rel), date_of(rel)
     if layer == "resource" and not rel.lower().endswith(".md"):
         return resource_rows(settings, rel, data, pipeline, kind, day)
-    check_markdown(data, settings)
-    note = parse_note(rel, decode(data, settings.decode_errors, rel), settings.frontmatter_max_bytes)
+    note = parse_markdown(rel, data, settings, settings.decode_errors)
     if note.warning and warnings is not None:
         warnings[rel] = f"{note.warning}; indexed as plain Markdown"
     chunks = []
@@ -272,7 +270,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     """Incremental index of a workspace; returns counts. The caller holds the workspace lock.
     A reindex that was interrupted is completed first (it is what the index then is)."""
     lay = layout(settings)
-    if (lay.index_dir / REINDEXING).exists():
+    if reindex_pending(lay):
         log.warning("an interrupted reindex is completed first")
         return run_reindex(settings, progress_factory)
     return _index(settings, lay, lay.index_dir / LANCE, progress_factory, embed)
@@ -363,6 +361,11 @@ def index_problems(lay: Layout) -> dict:
 LANCE, REINDEXING = "lance", "REINDEXING"
 
 
+def reindex_pending(lay: Layout) -> bool:
+    """A reindex was interrupted (search still answers from the index before it)."""
+    return (lay.index_dir / REINDEXING).exists()
+
+
 def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
     """Rebuild the index from the files without taking search down: new tables are built beside
     the current ones (`lance.next/`), the search snapshot they give is swapped in as a new
@@ -417,4 +420,5 @@ def watermark(lay: Layout) -> dict:
             "files": mark["files"], "chunks": mark["chunks"]}
 
 
-__all__ = ["run_index", "run_reindex", "pipeline_version", "watermark", "index_problems"]
+__all__ = ["run_index", "run_reindex", "pipeline_version", "watermark", "index_problems",
+           "reindex_pending"]

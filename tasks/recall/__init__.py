@@ -9,7 +9,7 @@ Entry points: `search` (raises `IndexMissing` when there is no index yet), and t
 
 from memflow.tasks.recall.browse import note_context, recent_notes
 from memflow.tasks.recall.hybrid import IndexMissing, search, term_weights
-from memflow.tasks.recall.packing import expand, pack
+from memflow.tasks.recall.packing import expand, pack, packer
 from memflow.tasks.recall.presenting import (
     render_compact,
     render_response,
@@ -19,4 +19,4 @@ from memflow.tasks.recall.presenting import (
 )
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
-           "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "expand", "term_weights"]
+           "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer", "expand", "term_weights"]

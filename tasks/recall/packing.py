@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from memflow.schemas.recall import SearchResult
 from memflow.tasks.ground.markdown import searchable_text
@@ -90,27 +91,41 @@ def expand(packed: str) -> str:
                                    for line in lines[1:])])
 
 
+def packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
+           tokenizer: str = "bigram") -> Callable[[int], list[str]]:
+    """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
+    lines) sum to at most the budget; `weights`: query token -> idf (`term_weights`). Each hit's
+    lines are chosen and each text counted once however many budgets are packed."""
+    count = lru_cache(maxsize=None)(count)
+
+    @lru_cache(maxsize=None)
+    def offsets_of(i: int) -> list[int]:
+        return matching_lines(results[i], weights, tokenizer)
+
+    def pack_into(budget: int) -> list[str]:
+        packed: list[str] = []
+        used = 0
+        for i, result in enumerate(results):
+            chosen: list[int] = []
+            text = ""
+            for offset in offsets_of(i):  # whole lines, in order, while they fit
+                candidate = block(result, [*chosen, offset])
+                size = count(candidate) + (1 if packed else 0)
+                if used + size > budget:
+                    break
+                chosen.append(offset)
+                text = candidate
+            if not chosen:  # not even its first line fits: a later, shorter hit may
+                if budget - used < _MIN_BLOCK_TOKENS:
+                    break
+                continue
+            used += count(text) + (1 if packed else 0)
+            packed.append(text)
+        return packed
+    return pack_into
+
+
 def pack(results: list[SearchResult], weights: dict[str, float], budget: int,
          count: Callable[[str], int], tokenizer: str = "bigram") -> list[str]:
-    """Blocks in rank order whose tokens (joined by blank lines) sum to at most `budget`;
-    `weights`: query token -> idf (`term_weights`)."""
-    packed: list[str] = []
-    used = 0
-    for result in results:
-        offsets = matching_lines(result, weights, tokenizer)
-        chosen: list[int] = []
-        text = ""
-        for offset in offsets:  # whole lines, in order, while they fit
-            candidate = block(result, [*chosen, offset])
-            size = count(candidate) + (1 if packed else 0)
-            if used + size > budget:
-                break
-            chosen.append(offset)
-            text = candidate
-        if not chosen:  # not even its first line fits: a later, shorter hit may
-            if budget - used < _MIN_BLOCK_TOKENS:
-                break
-            continue
-        used += count(text) + (1 if packed else 0)
-        packed.append(text)
-    return packed
+    """The blocks of `results` that fit in `budget` tokens (see `packer`)."""
+    return packer(results, weights, count, tokenizer)(budget)
