@@ -145,7 +145,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     from memflow.schemas.recall import Filters
     from memflow.tasks.recall import search as run_search
 
-    kinds = ("note", "day_index") if include_day_index else ("note",)
+    kinds = ("note", "session", "day_index") if include_day_index else ("note", "session")
     filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
                       superseded=superseded)
     settings = settings_for(workspace)
@@ -156,7 +156,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
 
     response = run_search(settings, query, max(limit, budget_tokens // 20), min_score, filters, explain)
     packed = pack(response.results, term_weights(settings, query), budget_tokens, count_tokens,
-                  settings.keyword_tokenizer)
+                  settings.keyword_tokenizer, settings.pack_neighbours)
     return response.model_copy(update={"packed": packed, "packed_tokens": count_tokens("\n\n".join(packed))})
 
 

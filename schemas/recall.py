@@ -10,11 +10,11 @@ from pydantic import BaseModel, Field
 class Filters(BaseModel):
     """Applied inside each branch before its top-k."""
 
-    layer: str | None = None  # "daily" or "digest"
+    layer: str | None = None  # "daily", "digest", "session" (transcripts) or "resource"
     prefix: str | None = None  # workspace path prefix
     since: date | None = None  # date from the path, inclusive
     until: date | None = None
-    kinds: tuple[str, ...] = ("note",)  # day-index pages are left out unless asked for
+    kinds: tuple[str, ...] = ("note", "session")  # day-index pages are left out unless asked for
     # Daily chunks holding a fact the digest marks as replaced are left out unless asked for
     # (or layer="daily"): the digest shows the current value first and the old one as history
     superseded: bool = False

@@ -55,6 +55,13 @@ class Settings(BaseSettings):
     # crowd out the daily chunks that hold a question's evidence in its conversation.
     pack_results: bool = True  # budgets are filled line by line (recall.packing); false: whole chunks
     digest_weight: float = Field(default=0.5, ge=0.0, le=4.0)
+    # The same prior on session transcripts (session logs, searched as `Speaker: text` lines
+    # beside the notes). LoCoMo dev budget_any@250/500/1000/2000 (pack_neighbours 2): 1.0
+    # 0.617/0.768/0.865/0.914, 1.5 0.643/0.792/0.860/0.918, 3.0 0.651/0.781/0.862/0.914.
+    session_weight: float = Field(default=1.5, ge=0.0, le=4.0)
+    # Lines kept either side of a matching line (the answer to a question is the next turn):
+    # with sessions searched, 1: 0.543/0.714/0.807/0.856 (before dedup), 2: 0.617/0.768/0.865/0.914.
+    pack_neighbours: int = Field(default=2, ge=0, le=10)
 
     resource_max_bytes: int = 1024 * 1024  # what a resource's card is made from
     resource_index_max_bytes: int = 64 * 1024 * 1024  # larger resources are not indexed (logged)

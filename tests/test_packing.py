@@ -5,6 +5,7 @@ import pytest
 from memflow import api
 from memflow.tasks.ground.markdown import parse_links
 from memflow.tasks.ground.tokens import count_tokens
+from memflow.tasks.ground.transcript import transcript_lines
 from memflow.tasks.recall import expand
 
 QUESTIONS = ["What did Caroline research?", "When did Melanie paint a sunrise?",
@@ -42,6 +43,8 @@ def test_packing_fits_the_budget_keeps_whole_lines_and_resolvable_sources(worksp
         header, *lines = expand(block).split("\n")
         path, first, last = re.match(r"\[(.+?):L(\d+)-L(\d+)\]", header).groups()
         source = (workspace / path).read_text().split("\n")
+        if path.endswith(".jsonl"):  # a session log is shown as its transcript, line for line
+            source = [text for text, _day in transcript_lines((workspace / path).read_text(), "UTC")]
         for line in lines:
             if line == "…":
                 continue
@@ -66,4 +69,6 @@ def test_packed_context_holds_more_hits_than_whole_chunks(workspace):
         chunks, used = chunks + 1, used + size
     packed = api.search(query, workspace, limit=30, budget_tokens=budget).packed
     assert len(packed) > chunks or (len(packed) == len(whole.results) and whole.results)
-    assert all("#L" in block for block in packed)  # each line keeps its anchor into the log
+    # each note line keeps its anchor into the log; a transcript block is the log's own lines
+    assert all("#L" in block or block.startswith("[session/dialog/") for block in packed)
+    assert any(block.startswith("[session/dialog/") for block in packed)

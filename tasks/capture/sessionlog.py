@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from datetime import date, datetime, timezone
-from zoneinfo import ZoneInfo
+from datetime import date
 
+from memflow.tasks.ground.transcript import message_date, message_text  # noqa: F401 (re-exported)
 from memflow.tasks.ground.workspace import Layout, check_session_id
 from memflow.tasks.stores.files import append_line
 
@@ -57,21 +57,6 @@ def clean_message(message: dict) -> dict | None:
     return cleaned
 
 
-def message_text(message: dict) -> str:
-    content = message.get("content")
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-    return "\n".join(parts)
-
-
 def message_key(message: dict) -> str:
     if message.get("id") not in (None, ""):
         return f"id:{message['id']}"
@@ -106,23 +91,6 @@ def append_messages(lay: Layout, session_id: str, messages: list[dict],
         log.append(cleaned)
         new_lines.append(len(log))
     return log, new_lines
-
-
-def message_date(message: dict, tz: str) -> date | None:
-    """Date of a message's timestamp (ISO string or epoch seconds) in the workspace timezone."""
-    stamp = message.get("timestamp") or message.get("time") or message.get("created_at")
-    if stamp in (None, ""):
-        return None
-    try:
-        if isinstance(stamp, (int, float)):
-            moment = datetime.fromtimestamp(stamp / 1000 if stamp > 1e11 else stamp, timezone.utc)
-        else:
-            moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=ZoneInfo(tz))
-    except (ValueError, OverflowError, OSError):
-        return None
-    return moment.astimezone(ZoneInfo(tz)).date()
 
 
 def date_lines(log: list[dict], tz: str, explicit: date | None, today: date,

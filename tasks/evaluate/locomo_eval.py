@@ -126,11 +126,11 @@ class Transcript:
 
 
 def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
-                 cover: Callable[[str], set[str]]) -> Callable[[int], tuple[list[set[str]], int]]:
+                 cover: Callable[[str], set[str]], neighbours: int = 1) -> Callable[[int], tuple[list[set[str]], int]]:
     """`budget -> (coverage of each packed block, tokens)` for one ranked list (the lines of
     each hit chosen, and each text counted, once for all budgets)."""
     count = lru_cache(maxsize=None)(count_tokens)
-    pack_into = packer(results, weights, count, tokenizer)
+    pack_into = packer(results, weights, count, tokenizer, neighbours)
 
     def packed(budget: int) -> tuple[list[set[str]], int]:
         blocks = pack_into(budget)
@@ -196,7 +196,8 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             sessions = [cited_sessions(t, logs) | {session_of(c) for c in cov}
                         for t, cov in zip(shown, cover)]
             packed = packed_cover(response.results, term_weights(settings, q["question"]),
-                                  settings.keyword_tokenizer, lambda b: cover_of(expand(b)))
+                                  settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
+                                  settings.pack_neighbours)
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget
@@ -210,7 +211,8 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             t_shown = [render_compact(r) for r in t_results]
             t_cover = [covered_turns(t, turns, {}) for t in t_shown]
             t_packed = packed_cover(t_results, term_weights(transcript.settings, q["question"]),
-                                    settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}))
+                                    settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}),
+                                    settings.pack_neighbours)
             t_scores = score(t_cover, t_shown, evidence, ks, budgets, lambda i, t: covered_turns(t, turns, {}),
                              [{session_of(c) for c in cov} for cov in t_cover],
                              t_packed if settings.pack_results else None)

@@ -260,3 +260,33 @@ def _csv_chunks(text: str, budget: int) -> list[tuple[int, int, str]]:
     if rows or not out:
         out.append((1 if not out else first, len(lines), "\n".join([header, *rows])))
     return out
+
+
+def chunk_transcript(lines: list[str], heading: str, budget: int) -> list[Piece]:
+    """A session transcript (one `Speaker: text` line per log line, blank where the log line
+    is not a message) -> windows of whole turns of at most `budget` bytes under `heading`; a
+    longer turn is a window of its own. Line numbers are the log's."""
+    room = budget - len(heading.encode()) - 1
+    out: list[Piece] = []
+    start, body, size = 0, [], 0
+
+    def flush() -> None:
+        while body and not body[-1]:
+            body.pop()
+        if body:
+            out.append(Piece(start, start + len(body) - 1, heading, "\n".join([heading, *body])))
+
+    for number, line in enumerate(lines, 1):
+        if not body and not line:
+            continue
+        if body and size + len(line.encode()) + 1 > room:
+            flush()
+            body, size = [], 0
+            if not line:
+                continue
+        if not body:
+            start = number
+        body.append(line)
+        size += len(line.encode()) + 1
+    flush()
+    return out

@@ -27,6 +27,7 @@ from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import parse_links, searchable_text
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
 from memflow.tasks.ground.tokens import count_tokens
+from memflow.tasks.ground.transcript import transcript_lines
 from memflow.tasks.ground.workspace import (
     Layout,
     date_of,
@@ -67,11 +68,13 @@ RESOURCE_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", 
 
 def indexed_files(lay: Layout, max_resource_bytes: int | None = None,
                   problems: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
-    """Indexed files -> (size, mtime_ns): Markdown under daily/ and digest/, and text resources
-    under resource/ up to `max_resource_bytes`. What is left out (larger resources, symlink
+    """Indexed files -> (size, mtime_ns): Markdown under daily/ and digest/, session logs
+    (`session/dialog/*.jsonl`, searched as transcripts), and text resources under resource/ up
+    to `max_resource_bytes`. What is left out (larger resources, symlink
     loops, FIFOs...) goes to `problems` with its reason."""
     problems = {} if problems is None else problems
     found = file_stats(lay, [lay.daily, lay.digest], problems=problems)
+    found.update(file_stats(lay, [f"{lay.session}/dialog"], (".jsonl",), problems))
     for rel, (size, mtime) in file_stats(lay, [lay.resource], RESOURCE_SUFFIXES, problems).items():
         if max_resource_bytes is not None and size > max_resource_bytes:
             problems[rel] = (f"{size:,} bytes is over resource_index_max_bytes "
@@ -111,6 +114,8 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
     layer, kind, day = layer_of(lay, rel), kind_of(lay, rel), date_of(rel)
     if layer == "resource" and not rel.lower().endswith(".md"):
         return resource_rows(settings, rel, data, pipeline, kind, day)
+    if layer == "session":
+        return session_rows(settings, rel, data, pipeline)
     note = parse_markdown(rel, data, settings, settings.decode_errors)
     if note.warning and warnings is not None:
         warnings[rel] = f"{note.warning}; indexed as plain Markdown"
@@ -154,6 +159,30 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
             "date": day, "start_line": start, "end_line": end, "heading_path": "", "text": body,
             "name": name if n == 0 else "", "description": "", "n_tokens": count_tokens(body),
             "terms": terms,
+        })
+    return row, chunks, []
+
+
+def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tuple[dict, list[dict], list[dict]]:
+    """A session log as its transcript: windows of whole turns, `Speaker: text` per log line,
+    under `# Session <id>`; each window dated by its first message (workspace timezone)."""
+    name = rel.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    row = {"path": rel, "layer": "session", "kind": "session", "size": len(data), "mtime_ns": 0,
+           "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline, "name": name,
+           "description": ""}
+    lines = transcript_lines(decode(data, settings.decode_errors, rel), settings.timezone)
+    texts = [text[:settings.line_max_bytes] for text, _ in lines]
+    chunks = []
+    for piece in chunking.chunk_transcript(texts, f"# Session {name}", settings.chunk_bytes):
+        day = next((d for _, d in lines[piece.start - 1:piece.end] if d), None)
+        heading = f"{piece.heading_path}, {day.isoformat()}" if day else piece.heading_path
+        text = heading + piece.text[len(piece.heading_path):]
+        chunks.append({
+            "id": chunk_id(rel, piece.start, piece.end, text), "path": rel, "layer": "session",
+            "kind": "session", "date": day, "start_line": piece.start, "end_line": piece.end,
+            "heading_path": heading, "text": text, "name": "", "description": "",
+            "n_tokens": count_tokens(text),  # found by what was said, not by the session's name
+            "terms": tokenize(searchable_text(piece.text[len(piece.heading_path):]), settings.keyword_tokenizer),
         })
     return row, chunks, []
 
@@ -237,7 +266,7 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
     links = store.link_table()
     docs = table.drop_columns(["terms"])
-    docs = docs.append_column("superseded", superseded_rows(docs, links, lay.daily, lay.digest))
+    docs = docs.append_column("superseded", superseded_rows(docs, links, lay.daily, lay.digest, lay.session))
     keyword.build(folder, docs, terms, meta, links, store.file_columns(keyword.FILE_COLUMNS),
                   matrix, has)
 

@@ -8,6 +8,7 @@ with the neighbour's name and description, read from the snapshot too.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResu
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
+from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, layout, safe_path
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
@@ -63,7 +65,7 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
 
 def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
     mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))
-    if not filters.superseded and filters.layer != "daily":
+    if not filters.superseded and filters.layer not in ("daily", "session"):
         mask = pc.and_(mask, pc.invert(docs["superseded"]))
     if filters.layer:
         mask = pc.and_(mask, pc.equal(docs["layer"], filters.layer))
@@ -142,7 +144,8 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     if vectors_on:
         rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
-    rankings = {b: weigh_layers(index, r, settings.digest_weight) for b, r in rankings.items()}
+    priors = {"digest": settings.digest_weight, "session": settings.session_weight}
+    rankings = {b: weigh_layers(index, r, priors) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
     fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer)
     results = []
@@ -164,15 +167,15 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
 
 
 def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],
-                 digest_weight: float) -> list[tuple[str, float]]:
-    """A branch's ranking with digest chunks' scores (BM25, cosine) times `digest_weight`,
-    re-sorted: a prior on relevance, so a digest chunk that matches far better still ranks
-    first (1.0: unchanged)."""
-    if digest_weight == 1.0:
+                 priors: dict[str, float]) -> list[tuple[str, float]]:
+    """A branch's ranking with each layer's chunks' scores (BM25, cosine) times its prior
+    (`digest_weight`, `session_weight`), re-sorted: a prior on relevance, so a chunk that
+    matches far better still ranks first (1.0: unchanged)."""
+    priors = {layer: w for layer, w in priors.items() if w != 1.0}
+    if not priors:
         return ranking
     layers = index.docs.column("layer")
-    weighed = [(cid, score * digest_weight if layers[index.row_of(cid)].as_py() == "digest" else score)
-               for cid, score in ranking]
+    weighed = [(cid, score * priors.get(layers[index.row_of(cid)].as_py(), 1.0)) for cid, score in ranking]
     return sorted(weighed, key=lambda pair: -pair[1])
 
 
@@ -261,16 +264,11 @@ def _anchored_lines(lay: Layout, path: str, anchor: str, cache: dict[str, list[s
 
 
 def _message_line(line: str) -> str:
-    import json
-
-    from memflow.tasks.capture import message_text
-
     try:
         message = json.loads(line)
     except json.JSONDecodeError:
         return line
-    who = message.get("name") or message.get("role", "?")
-    return f"{who}: {' '.join(message_text(message).split())}"
+    return message_line(message) if isinstance(message, dict) else line
 
 
 def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchResult],

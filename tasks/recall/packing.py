@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from memflow.schemas.recall import SearchResult
-from memflow.tasks.ground.markdown import searchable_text
+from memflow.tasks.ground.markdown import parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
 
 GAP = "…"
@@ -25,16 +25,18 @@ KEEP = 0.3
 _MIN_BLOCK_TOKENS = 12  # a header alone is not worth its tokens
 
 
-def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[int]:
-    """Offsets (in `result.text`) of the lines that match the query best (see KEEP); the first
-    lines when none matches."""
+def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
+                   neighbours: int = 1) -> list[int]:
+    """Offsets (in `result.text`) of the lines that match the query best (see KEEP) and up to
+    `neighbours` lines either side of each (the answer to a question is often the next turn);
+    the first lines when none matches."""
     lines = result.text.split("\n")
     scores = [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(line), tokenizer)))
               if _content(line) else 0.0 for line in lines]
     best = max(scores, default=0.0)
     if best > 0:
         keep = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
-        keep |= {j for i in keep for j in (i - 1, i + 1)  # a match's neighbours: the answer to it
+        keep |= {j for i in keep for j in range(i - neighbours, i + neighbours + 1)
                  if 0 <= j < len(lines) and _content(lines[j])}
         return sorted(keep)
     return [i for i, line in enumerate(lines) if _content(line)][:2]
@@ -50,16 +52,29 @@ _SOURCE_RE = re.compile(r" <- \[\[([^\[\]#|]+)\]\]$")
 _SHORT_REF_RE = re.compile(r"#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)$")
 
 
+def line_number(result: SearchResult, offset: int) -> int:
+    """The file line of `result.text`'s line `offset`: a chunk's text is its breadcrumb (and a
+    `[Part x/N]` marker) above the file's lines start..end, so it counts back from the end."""
+    return result.end_line - (result.text.count("\n") - offset)
+
+
+def line_keys(result: SearchResult, offset: int) -> set[tuple[str, int]]:
+    """What a line says, as places: its own (path, line) and the lines its provenance link
+    cites. A line whose places were all shown already says nothing new."""
+    keys = {(result.path, line_number(result, offset))}
+    tail = _TAIL_LINK_RE.search(result.text.split("\n")[offset])
+    if tail:
+        keys |= {(tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)}
+    return keys
+
+
 def block(result: SearchResult, offsets: list[int]) -> str:
     """Header and the chosen lines, a gap marked between non-adjacent ones. Provenance links
     are written once: when every chosen line ends with a link into one source (a daily note's
     session log), the header names it (`<- [[session/dialog/x.jsonl]]`) and each line keeps
     only its anchor (`#L13`); `expand` writes the links out again."""
     lines = result.text.split("\n")
-    # a chunk's text is its breadcrumb (and a `[Part x/N]` marker) above the file's lines
-    # start..end, so a line's number counts back from the end
-    first, last = (result.end_line - (len(lines) - 1 - offsets[0]),
-                   result.end_line - (len(lines) - 1 - offsets[-1]))
+    first, last = line_number(result, offsets[0]), line_number(result, offsets[-1])
     # the innermost heading says what the lines are ("Facts", "Said by Melanie", a digest
     # node's subject); the note's title is in its path already
     section = result.heading_path.split(" > ")[-1].lstrip("#").strip() if result.heading_path else ""
@@ -92,23 +107,28 @@ def expand(packed: str) -> str:
 
 
 def packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
-           tokenizer: str = "bigram") -> Callable[[int], list[str]]:
+           tokenizer: str = "bigram", neighbours: int = 1) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
-    lines) sum to at most the budget; `weights`: query token -> idf (`term_weights`). Each hit's
-    lines are chosen and each text counted once however many budgets are packed."""
+    lines) sum to at most the budget; `weights`: query token -> idf (`term_weights`). A line
+    already said above (the same transcript turn, the daily line a digest fact cites, the turn
+    a note line quotes) is not shown twice. Each hit's lines are chosen and each text counted
+    once however many budgets are packed."""
     count = lru_cache(maxsize=None)(count)
 
     @lru_cache(maxsize=None)
-    def offsets_of(i: int) -> list[int]:
-        return matching_lines(results[i], weights, tokenizer)
+    def offsets_of(i: int) -> list[tuple[int, frozenset]]:
+        return [(o, frozenset(line_keys(results[i], o)))
+                for o in matching_lines(results[i], weights, tokenizer, neighbours)]
 
     def pack_into(budget: int) -> list[str]:
         packed: list[str] = []
         used = 0
+        shown: set[tuple[str, int]] = set()
         for i, result in enumerate(results):
             chosen: list[int] = []
             text = ""
-            for offset in offsets_of(i):  # whole lines, in order, while they fit
+            fresh = [(o, keys) for o, keys in offsets_of(i) if not keys & shown]
+            for offset, _keys in fresh:  # whole lines, in order, while they fit
                 candidate = block(result, [*chosen, offset])
                 size = count(candidate) + (1 if packed else 0)
                 if used + size > budget:
@@ -121,11 +141,12 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
                 continue
             used += count(text) + (1 if packed else 0)
             packed.append(text)
+            shown.update(key for o, keys in fresh if o in chosen for key in keys)
         return packed
     return pack_into
 
 
 def pack(results: list[SearchResult], weights: dict[str, float], budget: int,
-         count: Callable[[str], int], tokenizer: str = "bigram") -> list[str]:
+         count: Callable[[str], int], tokenizer: str = "bigram", neighbours: int = 1) -> list[str]:
     """The blocks of `results` that fit in `budget` tokens (see `packer`)."""
-    return packer(results, weights, count, tokenizer)(budget)
+    return packer(results, weights, count, tokenizer, neighbours)(budget)
