@@ -90,9 +90,9 @@ def text_of(content) -> str:
 
 
 def reme_config(root: Path, api_base: str) -> dict:
-    from reme.config import resolve_app_config
     import reme
     import yaml
+    from reme.config import resolve_app_config
 
     credential = {"api_key": "x", "base_url": api_base}
     components = {
@@ -156,6 +156,7 @@ def main() -> None:
     fake = FakeModel()
     fake.default_chat = play_agent
     root = Path(tempfile.mkdtemp(prefix="reme-fixture-"))
+    api_base = fake.api_base  # in ReMe's name for its embedding cache (vector-space id)
     try:
         searches = asyncio.run(make(root, fake))
     finally:
@@ -169,7 +170,7 @@ def main() -> None:
     import reme
 
     expected = {"reme_version": reme.__version__ if hasattr(reme, "__version__") else "0.4.2",
-                "embedding_model": MODEL, "dimensions": DIMS, "backend": "openai",
+                "embedding_model": MODEL, "dimensions": DIMS, "backend": "openai", "api_base": api_base,
                 "mtime_ns": mtimes, "searches": searches}
     (HERE / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
