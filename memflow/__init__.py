@@ -3,7 +3,7 @@
 Public API (imported lazily so `memflow --help` stays fast):
 `memflow.init`, `read`, `write`, `edit`, `move`, `delete`, `frontmatter_get`, `frontmatter_set`,
 `index`, `reindex`, `search`, `auto_memory_search`, `capture`, `capture_resources`, `inbox`,
-`dream`, `dream_runs`, `dream_rollback`, `proactive`, `settings_for`, `demo`.
+`dream`, `dream_runs`, `dream_rollback`, `proactive`, `import_reme`, `settings_for`, `demo`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ except PackageNotFoundError:  # running from a source tree
 _API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "frontmatter_set",
         "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
         "capture_resources", "inbox", "dream", "dream_runs", "dream_rollback", "dream_migrate",
-        "proactive", "forget"}
+        "proactive", "forget", "import_reme"}
 _ELSEWHERE = {"demo": "memflow.demo_loop"}  # it drives the API, so it cannot live in it
 
 

@@ -332,6 +332,34 @@ def restore(archive: str | Path, target: str | Path) -> dict:
     return manifest
 
 
+def import_reme(source: str | Path, into: str | Path | None = None, dry_run: bool = False,
+                reme_model: str = "", **overrides: Any):
+    """Import a ReMe or QwenPaw workspace: with `into`, copy its layers into that new folder;
+    without, adopt `source` in place (writing only memflow.toml and metadata/). Reuses ReMe's
+    vectors when its embedding model (found in its metadata or given as `reme_model`) and
+    dimension are the configured ones, and its resource and dream catalogs; `overrides` are
+    settings for the new workspace (e.g. embedding_model). Returns an ImportReport."""
+    from memflow.schemas.settings import CONFIG_FILE
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.imports import detect_layout, import_workspace
+
+    src = Path(source).expanduser().resolve()
+    reme = detect_layout(src)
+    target = Path(into).expanduser().resolve() if into else src
+    if into and (target.is_relative_to(src) or (target.exists() and any(target.iterdir()))):
+        raise ValueError(f"{target}: --into needs a new or empty folder outside the source")
+    folders = {"daily_dir": reme.daily, "session_dir": reme.session, "digest_dir": reme.digest,
+               "resource_dir": reme.resource}
+    keep_toml = (target / CONFIG_FILE).exists()  # the user's settings win over what was detected
+    settings = settings_for(target, **({} if keep_toml else folders), **overrides)
+    if dry_run:
+        return import_workspace(src, reme, settings, bool(into), reme_model, dry_run=True)
+    lay = layout(settings)
+    with workspace_lock(lay.state_dir, "import", wait=settings.lock_wait):
+        return import_workspace(src, reme, settings, bool(into), reme_model)
+
+
 def status(workspace: WorkspaceArg = None, deep: bool = False) -> dict:
     """The workspace at a glance (read-only, no lock): index freshness and skipped files, each
     job's last run, the lock holder, the dream backlog, counts per layer, the models (`deep`:

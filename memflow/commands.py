@@ -366,6 +366,35 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    report = api.import_reme(args.src, args.into, args.dry_run, args.reme_model)
+    for line in import_lines(report):
+        print(line)
+    return 0
+
+
+def import_lines(report) -> list[str]:
+    """The import report, one line per figure, reason or problem."""
+    lay = report.layout
+    lines = [f"import ({report.mode}): {report.source} -> {report.workspace}",
+             f"layout: {lay.flavour} (daily {lay.daily}/, sessions {lay.session}/, metadata {lay.metadata}/)",
+             f"files: {report.files}",
+             f"ReMe chunks: {report.reme_chunks} ({report.reme_vectors} with vectors), model "
+             f"{report.reme_model or 'unknown'}",
+             f"memory-flows chunks: {report.chunks}",
+             f"vectors reused: {report.reused_exact} exact, {report.reused_same_chunk} same chunk text, "
+             f"{report.reused_composed} composed from overlapping chunks"]
+    lines += [f"vectors skipped: {count} ({why})" for why, count in sorted(report.skipped.items())]
+    lines += [f"resources already converted: {report.resources_adopted}"]
+    lines += [f"resource to convert: {rel} ({why})" for rel, why in sorted(report.resources_pending.items())]
+    lines += [f"notes already dreamt: {report.dreamt_adopted}"]
+    lines += [f"note to dream: {rel} ({why})" for rel, why in sorted(report.dream_pending.items())]
+    lines += [f"links: {report.graph_links} in ReMe's graph; {report.index_links} indexed, "
+              f"{report.typed_links} typed (rel::)"]
+    lines += [f"could not read: {problem}" for problem in report.unreadable]
+    return lines
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from memflow.mcp_server import serve
 

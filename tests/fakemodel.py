@@ -3,7 +3,9 @@
 Tests script replies by pushing onto `server.script`: a dict with `content` (a reply text),
 `status` (an HTTP error code) or `hang` (seconds to sleep before answering). With an empty
 script, chat answers via `server.default_chat(messages)` and embeddings are deterministic
-hashed bags of words (texts sharing words get similar vectors).
+hashed bags of words (texts sharing words get similar vectors). A reply (scripted `content` or
+what `default_chat` returns) may be a whole assistant message dict with `tool_calls`, for an
+agent that works by calling tools (the ReMe fixture script drives ReMe's agents that way).
 """
 
 from __future__ import annotations
@@ -96,11 +98,13 @@ class FakeModel:
                 content = step.get("content")
                 if content is None:
                     content = fake.default_chat(body.get("messages", []))
+                message = ({"role": "assistant", "content": None, **content} if isinstance(content, dict)
+                           else {"role": "assistant", "content": content})
                 return self._send(200, {
                     "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", "test"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
+                    "choices": [{"index": 0, "message": message,
+                                 "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
             def _send(self, status: int, payload: dict):

@@ -12,13 +12,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"memflow": "memflow", "flows": "memflow.flows", "tasks": "memflow.tasks",
            "schemas": "memflow.schemas"}
-STAGES = ("capture", "index", "dream", "recall", "evaluate", "forget", "check", "backup")
+STAGES = ("capture", "index", "dream", "recall", "evaluate", "forget", "check", "backup", "imports")
 SHARED = ("ground", "stores")
 # Which stages a stage may call (through the package's public names); the loop's order.
 STAGE_DEPS = {"capture": set(), "index": set(), "recall": {"capture", "index"},
               "dream": {"capture", "index", "recall"},
               "evaluate": {"capture", "index", "dream", "recall"},
-              "forget": {"capture", "index", "dream"}, "check": {"index", "dream"}, "backup": set()}
+              "forget": {"capture", "index", "dream"}, "check": {"index", "dream"}, "backup": set(),
+              "imports": {"capture", "index", "dream"}}
 # One library, one module.
 LIBRARY_HOMES = {"prefect": "memflow.flows", "litellm": "memflow.tasks.ground.llm",
                  "mistletoe": "memflow.tasks.ground.markdown", "bm25s": "memflow.tasks.stores.keyword",

@@ -189,3 +189,20 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
                  f"created {len(result.created)}, updated {len(result.updated)}, "
                  f"removed {len(result.removed)}")
     return result
+
+
+def adopt_resource_notes(settings: Settings, notes: dict[str, str]) -> int:
+    """Record resources another system already turned into notes ({resource path: its note}) as
+    converted, at their current content, so `auto_resource` does not convert them again. Only
+    pairs whose resource and note both exist are recorded; returns how many."""
+    lay = layout(settings)
+    catalog_path = lay.state_dir / CATALOG
+    catalog: dict[str, dict] = read_json(catalog_path, {})
+    adopted = 0
+    for rel, note in notes.items():
+        if (lay.root / rel).is_file() and (lay.root / note).is_file():
+            catalog[rel] = {"sha256": hashlib.sha256((lay.root / rel).read_bytes()).hexdigest(), "note": note}
+            adopted += 1
+    if adopted:
+        atomic_write_json(catalog_path, catalog)
+    return adopted

@@ -4,7 +4,7 @@ Entry points: `run_dream` (the whole run within a budget; raises `DreamStalled` 
 consume nothing), `migrate_nodes` (earlier node format -> fact lines), its stages `extract_stage`, `integrate_stage`,
 `topics_stage`, `finish_stage` (the Prefect flow runs them as tasks), the model deciders
 `extract_with_model`, `decide_with_model`, runs and rollback (`list_runs`, `rollback`,
-`catalog_path`, `recover_interrupted` for killed runs, `rebuild_catalog` from the digest's sources), the chosen interest topics (`proactive`) and a run as Markdown
+`catalog_path`, `recover_interrupted` for killed runs, `rebuild_catalog` from the digest's sources, `adopt_consolidated` for notes consolidated elsewhere), the chosen interest topics (`proactive`) and a run as Markdown
 (`summary_markdown`); the node format's read side (`facts_of`, `fact_line`).
 """
 
@@ -14,6 +14,7 @@ from memflow.tasks.dream.migrate import migrate_nodes
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.dream.nightly import (
     DreamStalled,
+    adopt_consolidated,
     catalog_path,
     extract_stage,
     finish_stage,
@@ -31,4 +32,5 @@ __all__ = ["run_dream", "extract_stage", "integrate_stage", "integrate_within", 
            "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
-           "set_meta", "recover_interrupted", "rebuild_catalog", "pending_notes"]
+           "set_meta", "recover_interrupted", "rebuild_catalog", "pending_notes",
+           "adopt_consolidated"]

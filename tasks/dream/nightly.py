@@ -106,6 +106,20 @@ def refuse_note(lay: Layout, rel: str, sha: str, reason: str) -> None:
     append_event(lay, "auto_dream", [rel], f"skipped {rel}: {reason}")
 
 
+def adopt_consolidated(settings: Settings, notes: list[str]) -> int:
+    """Record daily notes another system already consolidated as consumed, at their current
+    content (a later edit makes them pending again). Returns how many were recorded."""
+    lay = layout(settings)
+    catalog = read_json(catalog_path(lay), {})
+    adopted = 0
+    for rel in notes:
+        if (lay.root / rel).is_file():
+            catalog[rel] = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+            adopted += 1
+    atomic_write_json(catalog_path(lay), catalog)
+    return adopted
+
+
 def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: int) -> list[str]:
     """Whole notes, in order, while their units fit `max_units` (the first note always: a note
     is consumed only with all of its units, so a budget never stalls on a big note)."""

@@ -5,18 +5,21 @@ Entry points: `run_index` (incremental: only changed files are re-done) and `run
 folder), `watermark` (what the index has seen), `index_problems` (files
 left out or read with a caveat, each with its reason), `reindex_pending` (a reindex was
 interrupted) and `embed_queries` (query vectors with the
-index's embedding model).
+index's embedding model). For imports: `chunk_embedding_keys` (each chunk's lines and the hash of
+the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, by hash) and `link_kinds` (links per kind).
 """
 
 from memflow.tasks.index.indexing import (
+    chunk_embedding_keys,
     index_problems,
     keyword_dir,
+    link_kinds,
     reindex_pending,
     run_index,
     run_reindex,
     watermark,
 )
-from memflow.tasks.index.vectors import embed_queries
+from memflow.tasks.index.vectors import embed_queries, seed_embedding_cache
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
-           "reindex_pending"]
+           "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds"]

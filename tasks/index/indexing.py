@@ -39,7 +39,7 @@ from memflow.tasks.ground.workspace import (
 from memflow.tasks.index import chunking
 from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_rows
-from memflow.tasks.index.vectors import known_dims
+from memflow.tasks.index.vectors import embedding_input, known_dims, text_sha
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import (
     atomic_write_json,
@@ -421,6 +421,20 @@ def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
             shutil.rmtree(folder, ignore_errors=True)
     (lay.index_dir / REINDEXING).unlink(missing_ok=True)
     return summary
+
+
+def chunk_embedding_keys(settings: Settings) -> list[dict]:
+    """Every indexed chunk's path, lines, text and the sha256 of the text the index embeds for
+    it (what an embedding cache entry must be keyed by to serve it)."""
+    store = IndexStore(layout(settings).index_dir / LANCE)
+    rows = store.chunk_columns(["path", "start_line", "end_line", "text", "name", "description"]).to_pylist()
+    return [{**row, "text_sha": text_sha(embedding_input(row))} for row in rows]
+
+
+def link_kinds(settings: Settings) -> dict[str, int]:
+    """How many indexed links there are of each kind (`link`, `rel`, `superseded`...)."""
+    kinds = IndexStore(layout(settings).index_dir / LANCE).link_table().column("kind").to_pylist()
+    return {kind: kinds.count(kind) for kind in set(kinds)}
 
 
 WATERMARK = "watermark.json"

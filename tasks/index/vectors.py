@@ -15,7 +15,7 @@ from collections import OrderedDict
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
 from memflow.tasks.stores.files import atomic_write_json, read_json
-from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 log = logging.getLogger("memflow.vectors")
 BATCH = 64
@@ -87,9 +87,11 @@ def model_dims(settings: Settings) -> tuple[int, bool]:
 
 
 def backfill_vectors(store: IndexStore, settings: Settings) -> int:
-    """Embed chunks that have no vector for the configured model (texts embedded before are
-    served from the table, each new text once); drop vectors of gone chunks. Only the missing
-    chunks are read into Python, and each embedded batch is saved before the next."""
+    """Embed chunks that have no vector for the configured model: texts embedded before are
+    served from the table or the embedding cache (`metadata/index/embeddings/`, kept across
+    reindexes and seeded by imports), each new text once. Only the missing chunks are read into
+    Python, and each embedded batch is saved before the next. The model is health-checked only
+    when something is to be embedded. Drops vectors of gone chunks."""
     import pyarrow.compute as pc
 
     model = settings.embedding_model
@@ -100,16 +102,16 @@ def backfill_vectors(store: IndexStore, settings: Settings) -> int:
     missing = table.filter(pc.invert(pc.is_in(table.column("id"), value_set=have))).to_pylist()
     embedded = 0
     if missing:
-        if not checked:
-            health_check(settings)
         rows_of: dict[str, list[dict]] = {}
         text_of: dict[str, str] = {}
         for row in missing:
             text = embedding_input(row)
-            sha = hashlib.sha256(text.encode()).hexdigest()
+            sha = text_sha(text)
             rows_of.setdefault(sha, []).append({**row, "text_sha": sha})
             text_of[sha] = text
         cache = store.vectors_by_text(model, dims, list(rows_of))
+        kept = EmbeddingCache(embedding_cache_dir(settings))
+        cache.update(kept.get(model, dims, [sha for sha in rows_of if sha not in cache]))
 
         def save(shas: list[str]) -> None:
             store.put_vectors(model, dims, [{**row, "vector": cache[sha]}
@@ -117,14 +119,37 @@ def backfill_vectors(store: IndexStore, settings: Settings) -> int:
 
         save([sha for sha in rows_of if sha in cache])
         new = [sha for sha in rows_of if sha not in cache]
+        if new and not checked:
+            health_check(settings)
         for i in range(0, len(new), BATCH):
             part = new[i:i + BATCH]
-            cache.update(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
+            fresh = dict(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
+            kept.put(model, dims, fresh)
+            cache.update(fresh)
             save(part)
         embedded = len(new)
     # after the saves: vectors of gone chunks served the cache for text that moved
     store.drop_vectors(model, dims, set(table.column("id").to_pylist()))
     return embedded
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def embedding_cache_dir(settings: Settings):
+    return layout(settings).index_dir / "embeddings"
+
+
+def seed_embedding_cache(settings: Settings, model: str, dims: int, vectors: dict[str, list[float]]) -> None:
+    """Put vectors made elsewhere by `model` into the embedding cache (keyed by the sha256 of the
+    text the index will embed), and record the model's dimension so the next index run needs no
+    health-check call to learn it."""
+    EmbeddingCache(embedding_cache_dir(settings)).put(model, dims, vectors)
+    record_path = layout(settings).index_dir / MODELS_RECORD
+    record = read_json(record_path, {})
+    if model not in record:
+        atomic_write_json(record_path, {**record, model: dims})
 
 
 MODEL_FIELDS = {"embedding_model", "embedding_dimensions", "model_api_base", "model_api_key"}

@@ -1,6 +1,6 @@
-"""tar.zst archives (the one module that imports zstandard): write files into a zstd-compressed
-tar stream with a content checksum, and read one back member by member, streaming (a large
-archive is never held whole)."""
+"""zstd streams (the one module that imports zstandard): tar.zst archives written with a content
+checksum and read back member by member, and JSONL.zst files (ReMe's stores) read line by line;
+both stream, so a large archive or store is never held whole."""
 
 from __future__ import annotations
 
@@ -56,3 +56,37 @@ def read_tar_zst(archive: Path) -> Iterator[tuple[str, bytes]]:
                     yield member.name, data
     except (zstandard.ZstdError, tarfile.TarError, EOFError) as exc:
         raise ArchiveError(f"{archive} is truncated or corrupt ({type(exc).__name__}: {exc})") from exc
+
+
+def read_jsonl_zst(path: Path, block: int = 1 << 16) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line of a zstd-compressed JSONL file, streaming
+    block by block. Raises ArchiveError when the stream is truncated (a frame never ends) or not
+    zstd, UnicodeDecodeError on bad UTF-8 (the caller names the file)."""
+    import codecs
+
+    import zstandard
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    pending, number = "", 0
+    try:
+        with open(path, "rb") as raw:
+            inflate = zstandard.ZstdDecompressor().decompressobj()
+            while data := raw.read(block):
+                text = ""
+                while data:
+                    text += decoder.decode(inflate.decompress(data))
+                    data = inflate.unused_data if inflate.eof else b""
+                    if data:  # the next frame
+                        inflate = zstandard.ZstdDecompressor().decompressobj()
+                *lines, pending = (pending + text).split("\n")
+                for line in lines:
+                    number += 1
+                    if line.strip():
+                        yield number, line
+            if not inflate.eof:
+                raise ArchiveError(f"{path} is truncated (its last zstd frame does not end)")
+    except zstandard.ZstdError as exc:
+        raise ArchiveError(f"{path} is truncated or not zstd ({exc})") from exc
+    tail = pending + decoder.decode(b"", final=True)
+    if tail.strip():
+        yield number + 1, tail

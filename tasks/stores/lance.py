@@ -33,6 +33,17 @@ def _columns(table, columns: list[str]) -> pa.Table:
     return table.search().select(columns).limit(None).to_arrow()
 
 
+def _vectors_by_sha(table, shas: list[str]) -> dict[str, list[float]]:
+    """text sha256 -> vector for the given shas only, in batches of `IN (...)` predicates."""
+    found: dict[str, list[float]] = {}
+    wanted = sorted(set(shas))
+    for i in range(0, len(wanted), _IN_BATCH):
+        rows = (table.search().where(_in("text_sha", wanted[i:i + _IN_BATCH]))
+                .select(["text_sha", "vector"]).limit(None).to_arrow())
+        found.update(zip(rows.column("text_sha").to_pylist(), rows.column("vector").to_pylist()))
+    return found
+
+
 def vectors_table_name(model: str, dims: int) -> str:
     import hashlib
 
@@ -125,13 +136,7 @@ class IndexStore:
     def vectors_by_text(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
         """The embedding cache: text sha256 -> vector, for the given shas only (reading every
         vector into Python lists would cost ~1 GB at 100k chunks)."""
-        table, found = self.vectors(model, dims), {}
-        wanted = sorted(set(shas))
-        for i in range(0, len(wanted), _IN_BATCH):
-            rows = (table.search().where(_in("text_sha", wanted[i:i + _IN_BATCH]))
-                    .select(["text_sha", "vector"]).limit(None).to_arrow())
-            found.update(zip(rows.column("text_sha").to_pylist(), rows.column("vector").to_pylist()))
-        return found
+        return _vectors_by_sha(self.vectors(model, dims), shas)
 
     def put_vectors(self, model: str, dims: int, rows: list[dict]) -> None:
         if rows:
@@ -163,3 +168,38 @@ class IndexStore:
             for name in self.db.list_tables().tables:
                 self.db.open_table(name).optimize(cleanup_older_than=timedelta(seconds=keep_seconds),
                                                   delete_unverified=keep_seconds == 0)
+
+
+class EmbeddingCache:
+    """Vectors by (model, dims, sha256 of the embedded text), in its own LanceDB folder beside the
+    index tables (`metadata/index/embeddings/`): a reindex rebuilds the tables but keeps this, so
+    no text is paid for twice, and vectors imported from another system (ReMe) wait here for
+    the chunks that need them. Derived (deleting it only costs model calls again); holds no text."""
+
+    def __init__(self, folder: Path):
+        import lancedb
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self.db = lancedb.connect(str(folder))
+
+    def _table(self, model: str, dims: int):
+        import hashlib
+
+        name = f"cache_{hashlib.sha256(f'{model}|{dims}'.encode()).hexdigest()[:12]}"
+        schema = pa.schema([pa.field("text_sha", pa.string(), nullable=False),
+                            pa.field("vector", pa.list_(pa.float32(), dims))])
+        return self.db.create_table(name, schema=schema, exist_ok=True)
+
+    def get(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
+        return _vectors_by_sha(self._table(model, dims), shas)
+
+    def put(self, model: str, dims: int, vectors: dict[str, list[float]]) -> None:
+        if vectors:
+            data = pa.Table.from_pylist([{"text_sha": sha, "vector": list(map(float, vector))}
+                                         for sha, vector in vectors.items()],
+                                        schema=self._table(model, dims).schema)
+            (self._table(model, dims).merge_insert("text_sha").when_matched_update_all()
+             .when_not_matched_insert_all().execute(data))
+
+    def count(self, model: str, dims: int) -> int:
+        return self._table(model, dims).count_rows()
