@@ -116,7 +116,7 @@ def test_two_fleets_on_one_workspace_are_serialised_by_its_concurrency_limit(tmp
     ws = tmp_path / "fleet" / "shared"
     settings = load_settings(ws)
     init_workspace(layout(settings))
-    for day in range(1, 21):  # enough notes that both jobs take a while
+    for day in range(1, 9):  # enough notes that both jobs take a while
         auto_memory(settings, [{"id": str(day), "role": "user", "timestamp": f"2026-08-{day:02d}T08:00:00Z",
                                 "content": f"{FACTS[day % 6]} Noted on day {day}."}], f"s{day}")
     results = {}
@@ -155,3 +155,42 @@ def test_a_workspace_whose_slot_another_worker_holds_is_busy_and_untouched(tmp_p
     assert outcome.status == "busy" and name in outcome.error
     assert not (ws / "metadata/state/lock.json").exists()
     assert not list((ws / "metadata/index").iterdir())  # nothing indexed
+
+
+def test_every_deployment_names_a_flow_and_only_its_parameters():
+    import importlib
+    import inspect
+
+    import yaml
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "prefect.yaml").read_text())
+    names = set()
+    for deployment in config["deployments"]:
+        path, _, name = deployment["entrypoint"].partition(":")
+        module = importlib.import_module("memflow." + path.removesuffix(".py").replace("/", "."))
+        signature = inspect.signature(getattr(module, name).fn)
+        assert set(deployment.get("parameters", {})) <= set(signature.parameters), deployment["name"]
+        names.add(deployment["name"])
+    assert {"fleet-dream-nightly", "fleet-index", "dream-nightly"} <= names
+
+
+def test_an_evaluation_grid_writes_one_parquet_with_a_column_per_setting(tmp_path):
+    import polars as pl
+
+    from memflow.tasks.evaluate import parse_grid, run_evaluation
+    from memflow.tasks.evaluate.analytics import sample_data
+
+    grid = parse_grid(["chunk_bytes=500,1000", "pack_results=true"])
+    out = tmp_path / "ev"
+    summary = run_evaluation(sample_data(), out, load_settings(out), [1, 5], [500], grid=grid)
+    frame = pl.read_parquet(out / "questions.parquet")
+    assert sorted(frame["chunk_bytes"].unique().to_list()) == [500, 1000]
+    assert frame["pack_results"].unique().to_list() == [True]
+    per = frame.group_by("chunk_bytes").len().sort("chunk_bytes")["len"].to_list()
+    assert per[0] == per[1] == summary["questions"] // 2
+    assert [part["settings"] for part in summary["grid"]] == [
+        {"chunk_bytes": "500", "pack_results": "true"}, {"chunk_bytes": "1000", "pack_results": "true"}]
+    assert all("recall_any" in part["summary"] for part in summary["grid"])
+    assert (out / "workspaces" / "chunk_bytes=500,pack_results=true").is_dir()
+    with pytest.raises(ValueError, match="KEY=V1,V2"):
+        parse_grid(["chunk_bytes"])
