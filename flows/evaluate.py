@@ -17,12 +17,6 @@ sample_task = task(evaluate_sample, name="evaluate-sample")
 job_task = task(evaluate_job, name="evaluate-job")
 
 
-@flow(name="evaluate-fan-out", version=__version__)
-def fan_out(jobs: list, ks: list[int], budgets: list[int], dream: bool) -> list[list[dict]]:
-    futures = [job_task.submit(sample, settings, ks, budgets, dream) for sample, settings in jobs]
-    return [future.result() for future in futures]  # a failed sample fails the evaluation
-
-
 @flow(name="evaluate", version=__version__, persist_result=True)
 def evaluate_flow(data: str, out: str, ks: list[int] | None = None, budgets: list[int] | None = None,
                   dream: bool = False, samples: list[str] | None = None,
@@ -33,9 +27,12 @@ def evaluate_flow(data: str, out: str, ks: list[int] | None = None, budgets: lis
     settings = load_settings(out, **(settings_overrides or {}))
     map_jobs = None
     if runner:
-        from memflow.flows.fleet import task_runner
+        from memflow.flows.fleet import fan_out, task_runner
 
-        map_jobs = fan_out.with_options(task_runner=task_runner(runner, workers, address))
+        def map_jobs(jobs, ks, budgets, dream):  # samples travel as the data file's path and an id
+            calls = [{"data_path": data, "sample_id": sample["sample_id"], "settings": job, "ks": ks,
+                      "budgets": budgets, "dream": dream} for sample, job in jobs]
+            return [state.result() for state in fan_out(task_runner(runner, workers, address), job_task, calls)]
     summary = run_evaluation(Path(data), Path(out), settings, ks or [1, 5, 10, 20],
                              budgets or [250, 500, 1000, 2000], dream, samples, evaluate=sample_task,
                              grid=grid, map_jobs=map_jobs)

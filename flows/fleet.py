@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from functools import partial
 
 from prefect import flow, task
-from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner
+from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from memflow import __version__
 from memflow.flows.artifacts import publish_table
@@ -23,16 +23,19 @@ from memflow.schemas.fleet import FleetJob, FleetSummary, WorkspaceOutcome
 from memflow.schemas.settings import Settings
 from memflow.tasks.fleet import find_workspaces, outcome_rows, plan_starts, run_workspace, wait_for_start
 
-RUNNERS = ("local", "dask")
+RUNNERS = ("local", "dask", "serial")
 
 
 def task_runner(runner: str = "local", workers: int = 2, address: str = "") -> TaskRunner:
     """`local`: a pool of `workers` processes; `dask`: a `LocalCluster` of `workers` one-thread
-    processes started for the run, or the scheduler at `address`. Worker processes report task
-    runs to this process's Prefect API, so one must be configured (a temporary server is this
-    process's alone)."""
+    processes started for the run, or the scheduler at `address`; `serial`: one task at a time
+    in the flow's own process (one thread: the Markdown parser keeps state in module globals).
+    Worker processes report task runs to this process's Prefect API, so one must be configured
+    (a temporary server is this process's alone)."""
     if runner not in RUNNERS:
         raise ValueError(f"runner must be one of {', '.join(RUNNERS)}, got {runner!r}")
+    if runner == "serial":
+        return ThreadPoolTaskRunner(max_workers=1)
     if not api_url():
         raise ValueError("tasks on worker processes report to the flow's Prefect server: start one "
                          "(`prefect server start`) and set PREFECT_API_URL")
@@ -67,24 +70,15 @@ def one_workspace(job: FleetJob, workspace: str, offset: float, fleet_started: f
 workspace_task = task(one_workspace, name="fleet-workspace", task_run_name="{job}-{workspace}")
 
 
-@flow(name="fleet-fan-out", version=__version__)
-def fan_out(job: FleetJob, plan: list[tuple[str, float]], fleet_started: float, wait: float | None,
-            options: dict) -> list[WorkspaceOutcome]:
-    """Submit every workspace's task at once (the runner bounds how many run) and gather each
-    one's outcome; a task that failed outright (its worker died) is that workspace's failure."""
-    api = api_url()
-    futures = [workspace_task.submit(job, path, offset, fleet_started, api, wait, options)
-               for path, offset in plan]
-    outcomes = []
-    for (path, _), future in zip(plan, futures):
-        future.wait()
-        state = future.state
-        if state.is_completed():
-            outcomes.append(future.result())
-        else:
-            outcomes.append(WorkspaceOutcome(workspace=path, job=job, status="failed",
-                                             error=str(state.message or state.name)))
-    return outcomes
+def fan_out(runner: TaskRunner, work, calls: list[dict]) -> list:
+    """Submit `work` once per parameter dict on `runner` (which bounds how many run at once);
+    returns each call's final state, in order. The runner is used inside the calling flow run, not
+    as a subflow, so a plan of 100,000 paths is no flow-run parameter."""
+    with runner:
+        futures = [runner.submit(work, parameters=call) for call in calls]
+        for future in futures:
+            future.wait()
+        return [future.state for future in futures]
 
 
 def run_fleet(job: FleetJob, root: str | list[str], runner: str, workers: int, address: str,
@@ -93,9 +87,15 @@ def run_fleet(job: FleetJob, root: str | list[str], runner: str, workers: int, a
     workspaces = find_workspaces(root)
     seed = datetime.now(timezone.utc).date().isoformat()
     plan = plan_starts(workspaces, jitter_seconds, seed)
-    fan = fan_out.with_options(task_runner=task_runner(runner, workers, address))
-    summary = FleetSummary(job=job, outcomes=fan(job, plan, started, wait, options),
-                           seconds=time.time() - started)
+    api = api_url()
+    calls = [{"job": job, "workspace": path, "offset": offset, "fleet_started": started, "api": api,
+              "wait": wait, "options": options} for path, offset in plan]
+    states = fan_out(task_runner(runner, workers, address), workspace_task, calls)
+    # a task that failed outright (its worker died, the API check) is that workspace's failure
+    outcomes = [state.result() if state.is_completed() else
+                WorkspaceOutcome(workspace=path, job=job, status="failed", error=str(state.message or state.name))
+                for (path, _), state in zip(plan, states)]
+    summary = FleetSummary(job=job, outcomes=outcomes, seconds=time.time() - started)
     print(summary.line())
     name = root if isinstance(root, str) else os.path.commonpath(workspaces or ["."])
     publish_table(f"fleet-{job}", name, outcome_rows(summary),

@@ -228,10 +228,14 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
     return rows
 
 
-def evaluate_job(sample: dict, settings: Settings, ks: list[int], budgets: list[int],
+def evaluate_job(data_path: str, sample_id: str, settings: Settings, ks: list[int], budgets: list[int],
                  dream: bool = False) -> list[dict]:
-    """`evaluate_sample` as a job a worker process can run from its arguments alone (the model
-    writer, if any, is made where it runs)."""
+    """`evaluate_sample` as a job a worker process runs from paths alone: the sample is read from
+    the data file (shared storage), the model writer, if any, is made where it runs."""
+    import json
+
+    data = json.loads(Path(data_path).read_text(encoding="utf-8"))
+    [sample] = [s for s in data if s["sample_id"] == sample_id]
     writer = None
     if settings.chat_model:
         from memflow.tasks.capture import model_writer
