@@ -46,7 +46,7 @@ def task_runner(runner: str = "local", workers: int = 2, address: str = "") -> T
     if address:
         return DaskTaskRunner(address=address)
     return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1,
-                                          "processes": True, "dashboard_address": None})
+                                          "processes": True, "dashboard_address": ":0"})
 
 
 def model_calls(settings: Settings) -> tuple:
