@@ -9,9 +9,9 @@ from prefect import flow, task
 
 from memflow import __version__
 from memflow.flows.artifacts import publish_table
+from memflow.flows.locking import locked
 from memflow.schemas.settings import load_settings
 from memflow.tasks.backup import backup_workspace, prune_backups
-from memflow.tasks.ground.lock import workspace_lock
 from memflow.tasks.ground.workspace import layout
 
 backup_task = task(backup_workspace, name="backup-workspace")
@@ -24,7 +24,7 @@ def backup_flow(workspace: str, folder: str, keep: int = 7, with_index: bool = F
     lay = layout(settings)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = Path(folder).expanduser() / f"{lay.root.name}-{stamp}.tar.zst"
-    with workspace_lock(lay.state_dir, "backup", wait=settings.lock_timeout):
+    with locked(settings, "backup"):
         manifest = backup_task(lay, out, with_index)
     pruned = prune_backups(out.parent, lay.root.name, keep)
     result = {"archive": str(out), "files": len(manifest["files"]), "bytes": out.stat().st_size,

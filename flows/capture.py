@@ -9,6 +9,7 @@ from prefect import flow, task
 
 from memflow import __version__
 from memflow.flows.artifacts import publish_table
+from memflow.flows.locking import locked
 from memflow.schemas.capture import AutoMemoryResult, ResourceResult
 from memflow.schemas.settings import load_settings
 from memflow.tasks.capture import (
@@ -18,8 +19,6 @@ from memflow.tasks.capture import (
     read_with_model,
     write_with_model,
 )
-from memflow.tasks.ground.lock import workspace_lock
-from memflow.tasks.ground.workspace import layout
 
 # Retries at the network edge: invalid model output or a failed call is tried three times.
 write_note = task(write_with_model, name="write-note", retries=2, retry_delay_seconds=1)
@@ -36,7 +35,7 @@ def capture_flow(workspace: str, messages: list[dict], session_id: str, memory_h
     settings = load_settings(workspace)
     check_messages(messages, skip_invalid)
     writer = partial(write_note, settings) if settings.chat_model else None
-    with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_timeout):
+    with locked(settings, "capture"):
         result = capture_task(settings, messages, session_id, memory_hint, day, writer, skip_invalid)
     publish_table("capture", workspace, [note.model_dump(mode="json") for note in result.notes],
                   f"session {session_id}: +{result.new_messages} message(s)")
@@ -48,7 +47,7 @@ def capture_resources_flow(workspace: str) -> ResourceResult:
     """Changed files under resource/ -> daily notes."""
     settings = load_settings(workspace)
     reader = partial(read_resource, settings) if settings.chat_model else None
-    with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_timeout):
+    with locked(settings, "capture_resources"):
         result = resources_task(settings, reader)
     rows = [{"change": change, "path": path} for change, paths in result.model_dump().items()
             for path in paths]

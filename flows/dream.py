@@ -11,6 +11,7 @@ from prefect import flow, task
 
 from memflow import __version__
 from memflow.flows.artifacts import publish_markdown
+from memflow.flows.locking import locked
 from memflow.schemas.dream import ActionRecord, DreamSummary
 from memflow.schemas.settings import Settings, load_settings
 from memflow.tasks.dream import (
@@ -23,8 +24,7 @@ from memflow.tasks.dream import (
     summary_markdown,
     topics_stage,
 )
-from memflow.tasks.ground.lock import workspace_lock
-from memflow.tasks.ground.workspace import layout, today
+from memflow.tasks.ground.workspace import today
 
 # Retries at the network edge only: the model calls.
 extract_model = task(extract_with_model, name="extract-units-model", retries=2, retry_delay_seconds=1)
@@ -45,7 +45,7 @@ def dream_flow(workspace: str, date: str = "", hint: str = "", max_units: int = 
         time.sleep(random.uniform(0, start_jitter_seconds))
     settings = load_settings(workspace)
     day = date_type.fromisoformat(date) if date else today(settings)
-    with workspace_lock(layout(settings).state_dir, "dream", wait=settings.lock_timeout):
+    with locked(settings, "dream"):
         summary = _consolidate(settings, day, hint, max_units, max_notes, topic_count,
                                topic_diversity_days, max_seconds)
     publish_markdown("dream", workspace, summary_markdown(summary),

@@ -6,9 +6,8 @@ from prefect import flow, task
 
 from memflow import __version__
 from memflow.flows.artifacts import publish_table
+from memflow.flows.locking import locked
 from memflow.schemas.settings import load_settings
-from memflow.tasks.ground.lock import workspace_lock
-from memflow.tasks.ground.workspace import layout
 from memflow.tasks.index import run_index, run_reindex
 
 index_task = task(run_index, name="index-workspace")
@@ -17,7 +16,7 @@ reindex_task = task(run_reindex, name="reindex-workspace")
 
 def _run(workspace: str, job: str, stage) -> dict:
     settings = load_settings(workspace)
-    with workspace_lock(layout(settings).state_dir, job, wait=settings.lock_timeout):
+    with locked(settings, job):
         summary = stage(settings)
     print(summary.line())
     publish_table(job, workspace, [summary.model_dump()], f"{job} of {settings.workspace}")

@@ -142,6 +142,29 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--samples", help="comma-separated sample ids")
     lo.add_argument("--set", nargs="*", default=[], metavar="K=V",
                     help="setting overrides for experiments, e.g. chunk_bytes=1000 keyword_weight=0.5")
+    lo.add_argument("--grid", action="append", default=[], metavar="K=V1,V2",
+                    help="evaluate every combination (repeatable); one parquet, a column per setting")
+    lo.add_argument("--runner", choices=["local", "dask"],
+                    help="run samples in parallel as Prefect tasks: local processes or Dask "
+                         "(needs PREFECT_API_URL)")
+    lo.add_argument("--workers", type=int, default=2)
+    lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
+    s = sub.add_parser("fleet", help="one job over every workspace under ROOT (a Prefect flow; "
+                       "worker processes need PREFECT_API_URL)")
+    s.add_argument("fleet_command", choices=["index", "dream", "resources"])
+    s.add_argument("roots", nargs="+", metavar="ROOT",
+                   help="folders holding workspaces (found by their layout or a memflow.toml), or workspaces")
+    s.add_argument("--runner", choices=["local", "dask", "serial"], default="local",
+                   help="local: a pool of processes; dask: a LocalCluster, or --address; serial: one "
+                        "workspace at a time in this process (no server needed)")
+    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--address", default="", help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    s.add_argument("--jitter", type=float, default=0.0, metavar="SECONDS",
+                   help="dream: spread workspace starts over this window")
+    s.add_argument("--date", default="")
+    s.add_argument("--max-units", type=int, default=500)
+    s.add_argument("--max-notes", type=int, default=200)
+    s.add_argument("--json", action="store_true")
     s = sub.add_parser("demo", help="run the whole loop on sample data")
     s.add_argument("dir", nargs="?", help="a new folder for the demo workspace (kept); default: a "
                    "temporary folder, removed at the end")

@@ -319,10 +319,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = api.settings_for(Path(args.out), **overrides)
     ks, budgets = _ints(args.k), _ints(args.budgets)
     samples = [s.strip() for s in args.samples.split(",")] if args.samples else None
-    if use_prefect(args):
+    from memflow.tasks.evaluate import parse_grid
+
+    grid = parse_grid(args.grid) or None
+    if use_prefect(args) or args.runner:
         from memflow.flows.evaluate import evaluate_flow
 
-        summary = evaluate_flow(args.data, args.out, ks, budgets, args.dream, samples, overrides)
+        summary = evaluate_flow(args.data, args.out, ks, budgets, args.dream, samples, overrides,
+                                grid, args.runner or "", args.workers, args.address)
     else:
         import json as _json
 
@@ -335,9 +339,34 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with tqdm(total=total, desc="questions", unit="q", file=sys.stderr,
                   disable=not sys.stderr.isatty()) as bar:
             summary = run_evaluation(Path(args.data), Path(args.out), settings, ks, budgets,
-                                     args.dream, samples, bar.update)
-    print_eval(summary, args.out)
+                                     args.dream, samples, bar.update, grid=grid)
+    for part in summary.get("grid") or [{"settings": {}, "summary": summary}]:
+        if part["settings"]:
+            print(" ".join(f"{k}={v}" for k, v in part["settings"].items()))
+        print_eval({**part["summary"], "run": summary["run"]}, args.out)
     return 0
+
+
+def cmd_fleet(args: argparse.Namespace) -> int:
+    """Exit 0 when every workspace's job ended ok, 75 when some were only busy, 1 on a failure."""
+    from memflow.flows.fleet import fleet_capture_resources, fleet_dream, fleet_index
+
+    roots: str | list[str] = args.roots[0] if len(args.roots) == 1 else args.roots
+    runner = {"runner": args.runner, "workers": args.workers, "address": args.address}
+    if args.fleet_command == "dream":
+        summary = fleet_dream(roots, **runner, start_jitter_seconds=args.jitter, date=args.date,
+                              max_units=args.max_units, max_notes=args.max_notes)
+    else:
+        summary = (fleet_index if args.fleet_command == "index" else fleet_capture_resources)(roots, **runner)
+    if args.json:
+        print(summary.model_dump_json(indent=2))
+    else:
+        for o in summary.outcomes:
+            backlog = "" if o.backlog is None else f" backlog={o.backlog}"
+            print(f"{o.status:<7} {o.seconds:7.2f}s  {o.workspace}  {o.changed}{backlog}"
+                  + (f"  {o.error}" if o.error else ""))
+        print(summary.line())
+    return EXIT_ERROR if summary.count("failed") else EXIT_BUSY if summary.count("busy") else 0
 
 
 def print_eval(summary: dict, out: str) -> None:

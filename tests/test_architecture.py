@@ -12,16 +12,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"memflow": "memflow", "flows": "memflow.flows", "tasks": "memflow.tasks",
            "schemas": "memflow.schemas"}
-STAGES = ("capture", "index", "dream", "recall", "evaluate", "forget", "check", "backup", "imports")
+STAGES = ("capture", "index", "dream", "recall", "evaluate", "forget", "check", "backup", "imports", "fleet")
 SHARED = ("ground", "stores")
 # Which stages a stage may call (through the package's public names); the loop's order.
 STAGE_DEPS = {"capture": set(), "index": set(), "recall": {"capture", "index"},
               "dream": {"capture", "index", "recall"},
               "evaluate": {"capture", "index", "dream", "recall"},
               "forget": {"capture", "index", "dream"}, "check": {"index", "dream"}, "backup": set(),
-              "imports": {"capture", "index", "dream"}}
+              "imports": {"capture", "index", "dream"},
+              "fleet": {"capture", "index", "dream"}}
 # One library, one module.
-LIBRARY_HOMES = {"prefect": "memflow.flows", "litellm": "memflow.tasks.ground.llm",
+LIBRARY_HOMES = {"prefect": "memflow.flows", "prefect_dask": "memflow.flows.fleet",
+                 "dask": "memflow.flows.fleet", "distributed": "memflow.flows.fleet", "litellm": "memflow.tasks.ground.llm",
                  "mistletoe": "memflow.tasks.ground.markdown", "bm25s": "memflow.tasks.stores.keyword",
                  "lancedb": "memflow.tasks.stores.lance",
                  "sentence_transformers": "memflow.tasks.ground.local_embeddings",

@@ -2,12 +2,14 @@
 Chinese/English regression set, and read-only analytics for the notebooks.
 
 Entry points: `run_evaluation` (a LoCoMo file -> questions.parquet + summary.json) and
-`evaluate_sample` (one sample; the Prefect flow runs one task per sample); `metrics_table`
+`evaluate_sample` (one sample), `evaluate_job` (one sample as a worker runs it: the flow runs one
+task per sample and grid setting), `parse_grid` (`KEY=V1,V2` arguments); `metrics_table`
 (summary.json as rows against the baseline). It calls only the
 public functions of the other stages.
 """
 
 from memflow.tasks.evaluate.eval_report import metrics_table
-from memflow.tasks.evaluate.locomo_eval import evaluate_sample, run_evaluation
+from memflow.tasks.evaluate.grid import parse_grid
+from memflow.tasks.evaluate.locomo_eval import evaluate_job, evaluate_sample, run_evaluation
 
-__all__ = ["run_evaluation", "evaluate_sample", "metrics_table"]
+__all__ = ["run_evaluation", "evaluate_sample", "evaluate_job", "metrics_table", "parse_grid"]

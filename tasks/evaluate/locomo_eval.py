@@ -230,17 +230,42 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
     return rows
 
 
+def evaluate_job(data_path: str, sample_id: str, settings: Settings, ks: list[int], budgets: list[int],
+                 dream: bool = False) -> list[dict]:
+    """`evaluate_sample` as a job a worker process runs from paths alone: the sample is read from
+    the data file (shared storage), the model writer, if any, is made where it runs."""
+    import json
+
+    data = json.loads(Path(data_path).read_text(encoding="utf-8"))
+    [sample] = [s for s in data if s["sample_id"] == sample_id]
+    writer = None
+    if settings.chat_model:
+        from memflow.tasks.capture import model_writer
+
+        writer = model_writer(settings)
+    return evaluate_sample(sample, settings, ks, budgets, dream, writer)
+
+
+# (jobs of (sample, settings), ks, budgets, dream) -> rows of each job, in order
+MapJobs = Callable[[list[tuple[dict, Settings]], list[int], list[int], bool], list[list[dict]]]
+
+
 def run_evaluation(data_path: Path, out: Path, settings: Settings, ks: list[int], budgets: list[int],
                    dream: bool = False, samples: list[str] | None = None, progress=None,
-                   evaluate: Callable | None = None) -> dict:
-    """The whole evaluation: writes questions.parquet and summary.json under `out`."""
+                   evaluate: Callable | None = None, grid: dict[str, list] | None = None,
+                   map_jobs: MapJobs | None = None) -> dict:
+    """The whole evaluation: writes questions.parquet and summary.json under `out`.
+
+    `grid` (setting -> values) evaluates every combination, each sample in its own workspace
+    (`out/workspaces/<setting=value,...>/<sample>`), into one questions.parquet with a column
+    per setting and one summary per combination (`summary["grid"]`). `map_jobs` runs the jobs
+    (e.g. in parallel on a task runner); by default they run here, one after another."""
     import json
-    import subprocess
     import time
 
     import polars as pl
 
-    from memflow.tasks.evaluate.eval_report import summarize
+    from memflow.tasks.evaluate.grid import combinations, grid_summary, job_settings, run_metadata
     from memflow.tasks.stores.files import atomic_write_json
 
     started = time.perf_counter()
@@ -250,27 +275,27 @@ def run_evaluation(data_path: Path, out: Path, settings: Settings, ks: list[int]
         missing = sorted(set(samples) - {s["sample_id"] for s in chosen})
         raise ValueError(f"samples not in {data_path}: {', '.join(missing)}")
     out.mkdir(parents=True, exist_ok=True)
-    run_one = evaluate or evaluate_sample
-    writer = None
-    if settings.chat_model:
-        from memflow.tasks.capture import model_writer
+    combos = combinations(grid or {})
+    jobs = [(sample, job_settings(settings, combo, out, sample["sample_id"]))
+            for combo in combos for sample in chosen]
+    if map_jobs is not None:
+        results = map_jobs(jobs, ks, budgets, dream)
+    else:
+        writer = None
+        if settings.chat_model:
+            from memflow.tasks.capture import model_writer
 
-        writer = model_writer(settings)
-    rows = []
-    for sample in chosen:
-        sample_settings = settings.model_copy(update={"workspace": out / "workspaces" / sample["sample_id"]})
-        rows.extend(run_one(sample, sample_settings, ks, budgets, dream, writer, progress))
-    frame = pl.DataFrame(rows, infer_schema_length=None)
-    frame.write_parquet(out / "questions.parquet")
-    summary = summarize(rows, ks, budgets)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).parent).stdout.strip()
-    summary["run"] = {
-        "data": str(data_path), "samples": [s["sample_id"] for s in chosen], "dream": dream,
-        "ks": ks, "budgets": budgets, "git_commit": commit or None,
-        "settings": json.loads(settings.model_dump_json(exclude={"workspace", "model_api_key"})),
-        "chat_model": settings.chat_model or None, "embedding_model": settings.embedding_model or None,
-        "seconds": round(time.perf_counter() - started, 1),
-    }
+            writer = model_writer(settings)
+        run_one = evaluate or evaluate_sample
+        results = [run_one(sample, job, ks, budgets, dream, writer, progress) for sample, job in jobs]
+    per_combo: list[list[dict]] = [[] for _ in combos]
+    for number, ((_, job), job_rows) in enumerate(zip(jobs, results)):
+        values = {key: getattr(job, key) for key in (grid or {})}
+        per_combo[number // len(chosen)].extend({**row, **values} for row in job_rows)
+    rows = [row for part in per_combo for row in part]
+    pl.DataFrame(rows, infer_schema_length=None).write_parquet(out / "questions.parquet")
+    summary = grid_summary(per_combo, combos, ks, budgets)
+    summary["run"] = run_metadata(data_path, chosen, dream, ks, budgets, settings, grid,
+                                  time.perf_counter() - started)
     atomic_write_json(out / "summary.json", summary)
     return summary

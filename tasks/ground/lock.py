@@ -5,13 +5,20 @@ do not take it again. A lock whose process is gone (same host) is taken over; a 
 another host is never taken over by a local pid check. Every writing command waits the same way:
 up to `lock_wait` seconds (CLI `--wait`), saying once who holds the lock and since when, then
 `WorkspaceBusy` (CLI exit 75). Scheduled flows wait `lock_timeout`.
+
+Across machines (flows with a Prefect API configured) the lock is first a slot of the Prefect
+global concurrency limit `limit_name(root)` (memflow.flows.locking), then this file, which
+records the limit it was taken under. A file record naming the limit the caller now holds is
+stale whatever its host: its holder's lease on the limit has ended.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import re
 import socket
 import time
 import uuid
@@ -36,6 +43,15 @@ class WorkspaceBusy(RuntimeError):
     def __init__(self, holder: dict):
         self.holder = holder
         super().__init__(f"busy: {describe_holder(holder)}")
+
+
+def limit_name(root: Path) -> str:
+    """The name of a workspace's Prefect concurrency limit: its folder name and a hash of its
+    resolved path (every worker mounts shared storage at the same path: work is shipped as
+    paths)."""
+    path = str(Path(root).expanduser().resolve())
+    slug = re.sub(r"[^a-z0-9]+", "-", Path(path).name.lower()).strip("-")[:40] or "workspace"
+    return f"memflow-workspace-{slug}-{hashlib.sha256(path.encode()).hexdigest()[:12]}"
 
 
 def say_waiting(holder: dict, wait: float) -> None:
@@ -80,22 +96,33 @@ def _try_create(path: Path, record: dict) -> bool:
     return True
 
 
+def is_stale(holder: dict, limit: str | None) -> bool:
+    """A record is stale when its process is gone (same host), or when it was taken under the
+    concurrency limit `limit` the caller holds now (any host: that holder's lease has ended)."""
+    if limit and holder.get("limit") == limit:
+        return True
+    return not process_alive(holder)
+
+
 def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2,
-            on_wait: Callable[[dict, float], None] | None = say_waiting) -> str:
+            on_wait: Callable[[dict, float], None] | None = say_waiting, limit: str | None = None) -> str:
     """Take the lock for `job`; returns its token. Raises WorkspaceBusy after `wait` seconds;
-    `on_wait` is told once (holder, wait) when the lock is held and there is time to wait."""
+    `on_wait` is told once (holder, wait) when the lock is held and there is time to wait.
+    `limit`: the concurrency limit whose slot the caller holds (recorded in the file)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / LOCK_FILE
     token = uuid.uuid4().hex
     record = {"job": job, "pid": os.getpid(), "host": socket.gethostname(), "token": token,
               "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if limit:
+        record["limit"] = limit
     deadline = time.monotonic() + wait
     while True:
         if _try_create(path, record):
             return token
         holder = read_holder(state_dir)
-        if holder is not None and not process_alive(holder):
-            # Stale lock of a dead process: move it aside atomically, then retry the create.
+        if holder is not None and is_stale(holder, limit):
+            # Stale lock (a dead process, or an ended lease): move it aside atomically, then retry the create.
             stale = path.with_name(f".{LOCK_FILE}.stale-{token}")
             try:
                 os.replace(path, stale)
@@ -134,10 +161,12 @@ def record_run(state_dir: Path, job: str, started: str, error: BaseException | N
 
 
 @contextmanager
-def workspace_lock(state_dir: Path, job: str, wait: float = 0.0, record: bool = True) -> Iterator[str]:
+def workspace_lock(state_dir: Path, job: str, wait: float = 0.0, record: bool = True,
+                   limit: str | None = None) -> Iterator[str]:
     """Hold the workspace lock for `job`, waiting up to `wait` seconds for it; the run's end
-    (ok or the error) is recorded for `memflow status` (not with `record=False`: a dry run)."""
-    token = acquire(state_dir, job, wait)
+    (ok or the error) is recorded for `memflow status` (not with `record=False`: a dry run).
+    `limit`: the concurrency limit whose slot the caller holds (see the module's docstring)."""
+    token = acquire(state_dir, job, wait, limit=limit)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     error: BaseException | None = None
     try:

@@ -1,0 +1,43 @@
+"""Which folders are workspaces: a `memflow.toml`, or the default layout (`metadata/state/`, or
+both `daily/` and `session/`). A workspace's own folders are not searched for more."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memflow.schemas.settings import CONFIG_FILE
+
+MAX_DEPTH = 4  # root/workspaces/<agent>/ is depth 2; deeper trees are listed explicitly
+
+
+def is_workspace(folder: Path) -> bool:
+    return ((folder / CONFIG_FILE).is_file() or (folder / "metadata" / "state").is_dir()
+            or ((folder / "daily").is_dir() and (folder / "session").is_dir()))
+
+
+def find_workspaces(root: str | Path | list[str | Path], max_depth: int = MAX_DEPTH) -> list[str]:
+    """Workspace folders under `root` (resolved, sorted), or the folders of a list as given
+    (each must exist). A root that is itself a workspace is the only one. Hidden folders and
+    symlinked folders are not entered (no loops, no second path to one workspace)."""
+    if isinstance(root, list):
+        missing = [str(p) for p in root if not Path(p).expanduser().is_dir()]
+        if missing:
+            raise FileNotFoundError(f"not a folder: {', '.join(missing)}")
+        return [str(Path(p).expanduser().resolve()) for p in root]
+    base = Path(root).expanduser().resolve()
+    if not base.is_dir():
+        raise FileNotFoundError(f"fleet root is not a folder: {base}")
+    found: list[str] = []
+    level = [base]
+    for _ in range(max_depth + 1):
+        below = []
+        for folder in level:
+            if is_workspace(folder):
+                found.append(str(folder))
+                continue
+            with os.scandir(folder) as entries:
+                below += [Path(e.path) for e in entries
+                          if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+        level = below
+    return sorted(found)
