@@ -44,7 +44,7 @@ def build(root: Path, count: int, seed: int = 1) -> list[Path]:
     rng = random.Random(seed)
     paths = []
     for n in range(count):
-        folder = f"daily/2026-01-{1 + n % 28:02d}" if n % 5 else f"digest/wiki"
+        folder = f"daily/2026-01-{1 + n % 28:02d}" if n % 5 else "digest/wiki"
         path = root / folder / f"n{n}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(note_text(rng, n, count), encoding="utf-8")

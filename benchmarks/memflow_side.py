@@ -52,6 +52,22 @@ def main(count: int) -> dict:
                 t = time.perf_counter()
                 search(settings, query, limit=5, link_limit=links, with_watermark=False)
                 timings[name].append(time.perf_counter() - t)
+    # What an agent calls with the recall issue's signals: packed to 1,000 tokens, a question
+    # naming a time (a window boost) and the recency term on, against the same search plain
+    # (time and recency off, 5 whole results): the ratio is the cost of packing and the signals.
+    from memflow import api
+
+    timed = settings.model_copy(update={"time_weight": 1.0, "recency_weight": 0.5})
+    plain = settings.model_copy(update={"time_weight": 0.0, "recency_weight": 0.0})
+    timings["plain"], timings["packed"] = [], []
+    for _ in range(5):
+        for query in QUERIES:
+            t = time.perf_counter()
+            api.search(query, plain, limit=5)
+            timings["plain"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            api.search(query + " last week", timed, limit=5, budget_tokens=1000)
+            timings["packed"].append(time.perf_counter() - t)
     for name, values in timings.items():
         values.sort()
         out[f"search_{name}_p50_ms"] = 1000 * statistics.median(values)

@@ -50,6 +50,9 @@ def table(results: list[tuple[int, dict, dict | None]]) -> str:
             ratio = f"{mine / other:.2f}" if other else "-"
             lines.append(f"| {size} | {label} | {mine:.3g} | {other if other is None else f'{other:.3g}'} | {ratio} | {goal} |")
         extra = (f"| {size} | search + link expansion p50 (ms) | {ours['search_bm25+links_p50_ms']:.3g} | - | - | |\n"
+                 f"| {size} | search, plain (API, 5 results) p50 (ms) | {ours['search_plain_p50_ms']:.3g} | - | - | |\n"
+                 f"| {size} | search packed to 1,000 tokens + time signals p50 (ms) | "
+                 f"{ours['search_packed_p50_ms']:.3g} | - | {ours['search_packed_p50_ms'] / ours['search_plain_p50_ms']:.2f} of plain | <= 1.5 |\n"
                  f"| {size} | watermark (ms) | {ours['watermark_ms']:.3g} | - | - | |")
         lines.append(extra)
     return "\n".join(lines)

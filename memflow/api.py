@@ -130,7 +130,7 @@ def reindex(workspace: WorkspaceArg = None):
 def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score: float = 0.0,
            layer: str | None = None, prefix: str | None = None, since=None, until=None,
            include_day_index: bool = False, explain: bool = False, superseded: bool = False,
-           budget_tokens: int | None = None):
+           budget_tokens: int | None = None, as_of=None):
     """Hybrid search; returns a SearchResponse (`.results`, `.watermark`, hit counts).
 
     `budget_tokens=N`: also `.packed`, what fits in N tokens (cl100k, as the evaluation counts):
@@ -138,7 +138,12 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     its source written once, hits added in rank order until the budget is full (more hits are
     fetched than `limit` to fill it).
 
-    `since`/`until` are dates (or ISO strings) matched against the date in a note's path.
+    `since`/`until` are dates (or ISO strings), inclusive, matched against each chunk's date: a
+    note's (its path), a transcript's (its messages), a digest fact line's (the date it states;
+    a digest hit keeps only the fact lines inside). `as_of` answers as memory stood that day:
+    facts stated later are hidden, a value replaced later is shown as the current one. A
+    question naming a time ("last week", "in May", "昨天") boosts what is dated then
+    (`time_weight`, resolved in the workspace timezone).
     A digest fact and the daily line it came from are one hit; daily chunks holding a fact the
     digest has replaced are left out unless `superseded=True` or `layer="daily"`.
     """
@@ -147,7 +152,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
 
     kinds = ("note", "session", "day_index") if include_day_index else ("note", "session")
     filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
-                      superseded=superseded)
+                      superseded=superseded, as_of=as_of)
     settings = settings_for(workspace)
     if not budget_tokens:
         return run_search(settings, query, limit, min_score, filters, explain)

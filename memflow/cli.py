@@ -60,10 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("search", help="hybrid search over the index")
     s.add_argument("query")
     s.add_argument("--limit", type=int, default=5)
-    s.add_argument("--layer", choices=["daily", "digest", "resource"])
+    s.add_argument("--layer", choices=["daily", "digest", "session", "resource"],
+                   help="session: the conversation transcripts (session logs)")
     s.add_argument("--prefix")
-    s.add_argument("--since")
-    s.add_argument("--until")
+    s.add_argument("--since", help="YYYY-MM-DD: notes, transcripts and digest facts dated on or after")
+    s.add_argument("--until", help="YYYY-MM-DD: ... dated on or before")
+    s.add_argument("--as-of", help="YYYY-MM-DD: memory as it stood that day (later facts hidden, "
+                   "values replaced since shown as current)")
     s.add_argument("--min-score", type=float, default=0.0)
     s.add_argument("--json", action="store_true")
     s.add_argument("--explain", action="store_true")

@@ -142,7 +142,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
                           args.prefix, args.since, args.until, args.all_kinds, args.explain,
-                          args.superseded, args.budget)
+                          args.superseded, args.budget, as_of=args.as_of)
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2, exclude_none=False))

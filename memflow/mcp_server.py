@@ -173,16 +173,19 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     @_tool_errors
     def search(query: str, limit: int = 5, layer: str | None = None, prefix: str | None = None,
                since: str | None = None, until: str | None = None, min_score: float = 0.0,
-               explain: bool = False, budget_tokens: int | None = None) -> Annotated[CallToolResult, SearchOutput]:
+               explain: bool = False, budget_tokens: int | None = None,
+               as_of: str | None = None) -> Annotated[CallToolResult, SearchOutput]:
         """Search memory (BM25 + vectors, fused; follows wikilinks). `layer`: daily (notes of
-        past conversations), digest (consolidated facts) or resource (saved files); `prefix`: a
-        folder such as daily/2026-03; `since`/`until`: ISO dates. Each hit gives the file and
+        past conversations), digest (consolidated facts), session (the conversations' own
+        transcripts) or resource (saved files); `prefix`: a
+        folder such as daily/2026-03; `since`/`until`: ISO dates (digest facts by the date each
+        states); `as_of`: ISO date, memory as it stood then. Each hit gives the file and
         line range to `read` for more. `budget_tokens`: return instead what fits in that many
         tokens, the matching lines of as many hits as fit (the best use of a small context)."""
         from memflow.tasks.recall import render_response
 
         response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain,
-                              budget_tokens=budget_tokens)
+                              budget_tokens=budget_tokens, as_of=as_of)
         out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
                            packed=response.packed, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,

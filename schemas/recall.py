@@ -12,8 +12,11 @@ class Filters(BaseModel):
 
     layer: str | None = None  # "daily", "digest", "session" (transcripts) or "resource"
     prefix: str | None = None  # workspace path prefix
-    since: date | None = None  # date from the path, inclusive
+    # inclusive; a chunk's date is its note's (the path's), a transcript's first message's, or a
+    # digest chunk's newest fact line's; digest chunks keep only the fact lines dated inside
+    since: date | None = None
     until: date | None = None
+    as_of: date | None = None  # memory as it stood that day: later facts hidden, replaced ones current
     kinds: tuple[str, ...] = ("note", "session")  # day-index pages are left out unless asked for
     # Daily chunks holding a fact the digest marks as replaced are left out unless asked for
     # (or layer="daily"): the digest shows the current value first and the old one as history

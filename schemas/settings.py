@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     # Lines kept either side of a matching line (the answer to a question is the next turn):
     # with sessions searched, 1: 0.543/0.714/0.807/0.856 (before dedup), 2: 0.617/0.768/0.865/0.914.
     pack_neighbours: int = Field(default=2, ge=0, le=10)
+    # A question naming a time ("yesterday", "last week", "in May", "昨天"), resolved in the
+    # workspace timezone: chunks dated inside score (1 + time_weight) times higher (0: off).
+    time_weight: float = Field(default=1.0, ge=0.0, le=10.0)
+    # Newer chunks score (1 + recency_weight * 2^(-age / half-life)) times higher (0: off;
+    # measured on LoCoMo dev, README).
+    recency_weight: float = Field(default=0.0, ge=0.0, le=10.0)
+    recency_half_life_days: float = Field(default=30.0, gt=0.0)
 
     resource_max_bytes: int = 1024 * 1024  # what a resource's card is made from
     resource_index_max_bytes: int = 64 * 1024 * 1024  # larger resources are not indexed (logged)

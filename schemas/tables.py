@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: session transcripts, digest chunks dated by their fact lines
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import date
 
 from memflow.schemas.notes import Block, Link
 
@@ -180,3 +181,26 @@ def blocks(body: str, first_line: int = 1) -> list[Block]:
 
 def lines_with_ends(lines: list[str]) -> list[str]:
     return [line + "\n" for line in lines]
+
+
+FACT_DATE_RE = re.compile(r"^- (\d{4}-\d{2}-\d{2}): ")
+HISTORY_DATE_RE = re.compile(r"^\s+- until (\d{4}-\d{2}-\d{2}): ")
+
+
+def line_date(line: str) -> date | None:
+    """The date a fact line was stated, or until when a history line held; None otherwise."""
+    match = FACT_DATE_RE.match(line) or HISTORY_DATE_RE.match(line)
+    return iso_date(match.group(1)) if match else None
+
+
+def iso_date(text: str) -> date | None:
+    """A YYYY-MM-DD string as a date, or None when it names no real day (2026-02-30)."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def latest_date(text: str) -> date | None:
+    """The newest date stated on a line of `text` (a digest chunk's date)."""
+    return max(filter(None, (line_date(line) for line in text.split("\n"))), default=None)

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
 from memflow.schemas.settings import Settings
+from memflow.tasks.ground.markdown import iso_date
 
 # Letters, digits, dot, underscore and dash; starts with a letter or digit; at most 128 chars.
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -148,12 +149,7 @@ def kind_of(lay: Layout, rel: str) -> str:
 def date_of(rel: str) -> date | None:
     """The first YYYY-MM-DD in a path, if it is a real date."""
     match = DATE_RE.search(rel)
-    if not match:
-        return None
-    try:
-        return date.fromisoformat(match.group(1))
-    except ValueError:
-        return None
+    return iso_date(match.group(1)) if match else None
 
 
 def file_stats(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",),

@@ -24,7 +24,7 @@ from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import convert, looks_binary
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
-from memflow.tasks.ground.markdown import parse_links, searchable_text
+from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
 from memflow.tasks.ground.tokens import count_tokens
 from memflow.tasks.ground.transcript import transcript_lines
@@ -122,6 +122,8 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
     chunks = []
     for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
         name, desc = (note.name, note.description) if n == 0 else ("", "")
+        if layer == "digest":  # a digest chunk is as new as its newest fact line
+            day = latest_date(piece.text) or date_of(rel)
         terms = tokenize(searchable_text("\n".join((name, desc, piece.text))), settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
@@ -266,7 +268,8 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
     links = store.link_table()
     docs = table.drop_columns(["terms"])
-    docs = docs.append_column("superseded", superseded_rows(docs, links, lay.daily, lay.digest, lay.session))
+    replaced = superseded_rows(docs, links, lay.daily, lay.digest, lay.session)
+    docs = docs.append_column("superseded", pc.is_valid(replaced)).append_column("superseded_on", replaced)
     keyword.build(folder, docs, terms, meta, links, store.file_columns(keyword.FILE_COLUMNS),
                   matrix, has)
 

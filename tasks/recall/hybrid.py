@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+from datetime import date, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +28,7 @@ from memflow.tasks.ground.workspace import Layout, PathError, layout, safe_path
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
+from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_text
 
@@ -65,7 +68,10 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
 
 def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
     mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))
-    if not filters.superseded and filters.layer not in ("daily", "session"):
+    if filters.as_of and not filters.superseded:  # what was replaced by then, not what came later
+        replaced = pc.fill_null(pc.less_equal(docs["superseded_on"], pa.scalar(filters.as_of)), False)
+        mask = pc.and_(mask, pc.invert(replaced))
+    elif not filters.superseded and filters.layer not in ("daily", "session"):
         mask = pc.and_(mask, pc.invert(docs["superseded"]))
     if filters.layer:
         mask = pc.and_(mask, pc.equal(docs["layer"], filters.layer))
@@ -73,8 +79,10 @@ def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
         mask = pc.and_(mask, pc.starts_with(docs["path"], filters.prefix))
     if filters.since:
         mask = pc.and_(mask, pc.greater_equal(docs["date"], pa.scalar(filters.since)))
-    if filters.until:
-        mask = pc.and_(mask, pc.less_equal(docs["date"], pa.scalar(filters.until)))
+    last = min(filter(None, (filters.until, filters.as_of)), default=None)
+    if last:  # a digest chunk's older lines may be inside: its lines are filtered (in_time)
+        mask = pc.and_(mask, pc.or_(pc.less_equal(docs["date"], pa.scalar(last)),
+                                    pc.equal(docs["layer"], "digest")))
     return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
 
 
@@ -145,18 +153,26 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     priors = {"digest": settings.digest_weight, "session": settings.session_weight}
-    rankings = {b: weigh_layers(index, r, priors) for b, r in rankings.items()}
+    window = time_window(query, today_in(settings.timezone)) if settings.time_weight else None
+    timing = time_factors(index, window, settings.time_weight, settings.recency_weight,
+                          settings.recency_half_life_days)
+    rankings = {b: weigh_layers(index, r, priors, timing) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
     fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer)
+    fused, rows = in_time(fused, rows, filters)
     results = []
     for f, row in zip(fused, rows):
         shown = {k: row[k] for k in RESULT_COLUMNS}
         result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
                               keyword=f.raw.get("keyword"))
         if explain:
+            factor = timing[index.row_of(f.id)] if timing is not None else 1.0
             result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
                               "rrf_k": settings.rrf_k, "candidates_per_branch": n,
-                              "vector_queries": texts}
+                              "vector_queries": texts, "layer": row.get("layer"),
+                              "date": row["date"].isoformat() if row.get("date") else None,
+                              "time_window": [d.isoformat() for d in window] if window else None,
+                              "time_factor": round(float(factor), 4)}
         results.append(result)
     expand_links(index, lay, results, link_limit)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
@@ -167,16 +183,64 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
 
 
 def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],
-                 priors: dict[str, float]) -> list[tuple[str, float]]:
+                 priors: dict[str, float], timing: np.ndarray | None = None) -> list[tuple[str, float]]:
     """A branch's ranking with each layer's chunks' scores (BM25, cosine) times its prior
-    (`digest_weight`, `session_weight`), re-sorted: a prior on relevance, so a chunk that
-    matches far better still ranks first (1.0: unchanged)."""
+    (`digest_weight`, `session_weight`) and its time factor (`time_factors`), re-sorted: priors
+    on relevance, so a chunk that matches far better still ranks first (1.0: unchanged)."""
     priors = {layer: w for layer, w in priors.items() if w != 1.0}
-    if not priors:
+    if not priors and timing is None:
         return ranking
     layers = index.docs.column("layer")
-    weighed = [(cid, score * priors.get(layers[index.row_of(cid)].as_py(), 1.0)) for cid, score in ranking]
+
+    def factor(row: int) -> float:
+        return priors.get(layers[row].as_py(), 1.0) * (timing[row] if timing is not None else 1.0)
+    weighed = [(cid, score * factor(index.row_of(cid))) for cid, score in ranking]
     return sorted(weighed, key=lambda pair: -pair[1])
+
+
+def today_in(tz: str, now: datetime | None = None) -> date:
+    """Today in the workspace timezone (`now`: an aware instant instead of the clock)."""
+    return (now or datetime.now(ZoneInfo(tz))).astimezone(ZoneInfo(tz)).date()
+
+
+def time_factors(index: keyword.KeywordIndex, window: tuple[date, date] | None, time_weight: float,
+                 recency_weight: float, half_life_days: float) -> np.ndarray | None:
+    """One score factor per snapshot row: `1 + time_weight` for a chunk dated inside the window
+    the question names, times `1 + recency_weight * 2^(-age / half_life)` (age in days before the
+    newest dated chunk); None when neither applies."""
+    if window is None and not recency_weight:
+        return None
+    days = index.docs.column("date").cast(pa.int32()).to_numpy(zero_copy_only=False)
+    dated = ~np.isnan(days.astype(np.float64))
+    factor = np.ones(len(days))
+    if window is not None:
+        first, last = (d.toordinal() - date(1970, 1, 1).toordinal() for d in window)
+        inside = dated & (np.nan_to_num(days, nan=-1) >= first) & (np.nan_to_num(days, nan=-1) <= last)
+        factor = factor * np.where(inside, 1.0 + time_weight, 1.0)
+    if recency_weight and dated.any():
+        age = np.nanmax(days) - np.nan_to_num(days, nan=np.nanmin(days))
+        factor = factor * np.where(dated, 1.0 + recency_weight * np.exp2(-age / half_life_days), 1.0)
+    return factor
+
+
+def in_time(fused: list, rows: list[dict], filters: Filters) -> tuple[list, list[dict]]:
+    """Digest chunks cut to the fact lines the time filters let through (`since`/`until`: the
+    lines stated inside; `as_of`: as the node stood that day); one with none left is dropped."""
+    if not (filters.since or filters.until or filters.as_of):
+        return fused, rows
+    kept, out = [], []
+    for candidate, row in zip(fused, rows):
+        text = row["text"]
+        if row.get("layer") == "digest":
+            if filters.as_of:
+                text = as_of_text(text, filters.as_of)
+            if text is not None and (filters.since or filters.until):
+                text = window_text(text, filters.since, filters.until)
+            if text is None:
+                continue
+        kept.append(candidate)
+        out.append({**row, "text": text})
+    return kept, out
 
 
 def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:

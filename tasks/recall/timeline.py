@@ -1,0 +1,135 @@
+"""Time in recall (pure): the date each line states, memory as it stood on a day, and the time
+window a question names.
+
+A digest fact line says when it was stated (`- 2026-06-09: I live in Lisbon. [[...]]`); a history
+line says until when a replaced value held (`  - until 2026-06-09: I live in Berlin.
+[[daily/2026-06-01/...#L3]]`), and its source link's path says since when. `as_of_text` turns a
+chunk into what it said on a day: facts stated later hidden, a value replaced later shown as the
+current one. `window_text` keeps the fact lines dated inside a window. `time_window` resolves
+"yesterday", "last week", "in May", "3 days ago", "昨天", "上周", "5月" against a day (the
+caller's today in the workspace timezone) into (first, last) days.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, timedelta
+
+from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
+from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
+from memflow.tasks.ground.markdown import line_date
+
+_SOURCE_DATE_RE = re.compile(r"\[\[[^\]]*?(\d{4}-\d{2}-\d{2})[^\]]*\]\]")
+
+
+def _day(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def as_of_text(text: str, day: date) -> str | None:
+    """`text` as it stood on `day`: fact lines stated after it left out; a history line whose
+    value still held then (until after `day`, stated on or before it) shown as a current fact of
+    its source's date; a chunk whose dated lines were all later gives None. Undated lines stay."""
+    out, dated, kept = [], 0, 0
+    for line in text.split("\n"):
+        if match := _FACT_RE.match(line):
+            dated += 1
+            if _day(match.group(1)) and _day(match.group(1)) > day:
+                continue
+        elif match := _HISTORY_RE.match(line):
+            dated += 1
+            until = _day(match.group(1))
+            if until and until > day:  # still the value then
+                since = _SOURCE_DATE_RE.search(line)
+                stated = _day(since.group(1)) if since else None
+                if stated and stated > day:
+                    continue
+                line = f"- {stated.isoformat() if stated else '?'}: " + line[match.end():]
+        kept += line_date(line) is not None
+        out.append(line)
+    return "\n".join(out) if kept or not dated else None
+
+
+def window_text(text: str, since: date | None, until: date | None) -> str | None:
+    """The lines of `text` dated inside [since, until] (undated lines stay): a fact line by the
+    day it states, a history line by the days its value held (its source's date to its
+    `until`); None when it has dated lines and none is inside."""
+    out, dated, kept = [], 0, 0
+    for line in text.split("\n"):
+        day = line_date(line)
+        if day is not None:
+            dated += 1
+            first = day
+            if _HISTORY_RE.match(line) and (source := _SOURCE_DATE_RE.search(line)):
+                first = min(day, _day(source.group(1)) or day)
+            if (since and day < since) or (until and first > until):
+                continue
+            kept += 1
+        out.append(line)
+    return "\n".join(out) if kept or not dated else None
+
+
+_MONTHS = {name: n for n, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name: n for n, name in enumerate(calendar.month_abbr) if name})
+_EN_MONTH_RE = re.compile(r"\b(?:in|during|since|last|this)\s+(" + "|".join(_MONTHS) + r")\b", re.I)
+_ZH_MONTH_RE = re.compile(r"(去年|今年)?(\d{1,2})月")
+_AGO_RE = re.compile(r"\b(\d+|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
+_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+
+
+def _month(year: int, month: int) -> tuple[date, date]:
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _week(day: date) -> tuple[date, date]:
+    start = day - timedelta(days=day.weekday())
+    return start, start + timedelta(days=6)
+
+
+def time_window(question: str, today: date) -> tuple[date, date] | None:
+    """The days a question's time words name, resolved against `today`; None when it names none.
+    "last/this week" are Monday-Sunday weeks; a month without a year is its latest occurrence
+    not after today."""
+    q = question.lower()
+    fixed = [(("today", "今天"), 0), (("yesterday", "昨天"), 1), (("day before yesterday", "前天"), 2)]
+    for words, back in sorted(fixed, key=lambda f: -f[1]):
+        if any(re.search(rf"(?<![a-z]){w}(?![a-z])", q) for w in words):
+            day = today - timedelta(days=back)
+            return day, day
+    if m := _AGO_RE.search(q):
+        n = int(m.group(1)) if m.group(1).isdigit() else _WORDS[m.group(1).lower()]
+        unit = {"day": 1, "week": 7, "month": 30}[m.group(2).lower()]
+        day = today - timedelta(days=n * unit)
+        slack = timedelta(days=0 if unit == 1 else unit // 2)
+        return day - slack, min(day + slack, today)
+    if "last week" in q or "上周" in q or "上個星期" in q or "上星期" in q:
+        return _week(today - timedelta(days=7))
+    if "this week" in q or "本周" in q or "这周" in q:
+        return _week(today)
+    if "last month" in q or "上个月" in q or "上月" in q:
+        first = today.replace(day=1) - timedelta(days=1)
+        return _month(first.year, first.month)
+    if "this month" in q or "这个月" in q or "本月" in q:
+        return _month(today.year, today.month)
+    if "last year" in q or "去年" in q and not _ZH_MONTH_RE.search(q):
+        return date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)
+    if m := _EN_MONTH_RE.search(question):
+        month = _MONTHS[m.group(1).capitalize()] if m.group(1).capitalize() in _MONTHS else None
+        if month:
+            year = today.year if month <= today.month else today.year - 1
+            return _month(year, month)
+    if m := _ZH_MONTH_RE.search(question):
+        month = int(m.group(2))
+        if 1 <= month <= 12:
+            if m.group(1) == "去年":
+                year = today.year - 1
+            elif m.group(1) == "今年":
+                year = today.year
+            else:
+                year = today.year if month <= today.month else today.year - 1
+            return _month(year, month)
+    return None

@@ -1,0 +1,96 @@
+"""Time in recall: dated lines, since/until over digest facts, as_of, a question's time words."""
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from memflow.schemas.recall import Filters
+from memflow.tasks.recall.hybrid import search, today_in
+from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
+
+
+def say(day, sid, *texts):
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day}T09:{n:02d}:00Z", "content": t}
+            for n, t in enumerate(texts)]
+
+
+@pytest.fixture
+def moved(settings, lay):
+    """Lived in Berlin (said 2026-06-01), moved to Lisbon (said 2026-06-09), both dreamt."""
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.dream import run_dream
+
+    auto_memory(settings, say("2026-06-01", "h1", "I live in Berlin, near the Tiergarten."), "h1")
+    run_dream(settings, date(2026, 6, 1))
+    auto_memory(settings, say("2026-06-09", "h2", "I moved from Berlin to Lisbon last week."), "h2")
+    run_dream(settings, date(2026, 6, 9))
+    return settings
+
+
+def texts(settings, query, **filters):
+    return [r.text for r in search(settings, query, limit=5, filters=Filters(**filters)).results]
+
+
+def test_as_of_answers_as_memory_stood_then(moved):
+    before = texts(moved, "where do I live", as_of=date(2026, 6, 5))
+    assert before and "Berlin" in before[0]
+    assert not any("Lisbon" in t for t in before)  # stated after that day: not known yet
+    digest = [t for t in before if "- 2026-06-01: " in t]
+    assert digest and "until" not in digest[0]  # the replaced value was the current one then
+    after = texts(moved, "where do I live", as_of=date(2026, 6, 20))
+    assert "Lisbon" in after[0] and after[0].index("Lisbon") < after[0].index("Tiergarten")
+    assert not texts(moved, "where do I live", as_of=date(2026, 5, 1))  # nothing was known
+
+
+def test_since_and_until_filter_digest_facts_by_their_own_dates(moved):
+    dated = search(moved, "where do I live", limit=5, filters=Filters(layer="digest")).results
+    assert dated, "the digest holds the facts"
+    june = texts(moved, "where do I live Lisbon", layer="digest", since=date(2026, 6, 5))
+    assert june and "Lisbon" in june[0]  # a digest node is no longer dropped for its undated path
+    early = texts(moved, "where do I live Berlin", layer="digest", until=date(2026, 6, 5))
+    assert early and "Berlin" in early[0] and "Lisbon" not in early[0]  # only the lines dated inside
+    assert not texts(moved, "where do I live", layer="digest", since=date(2026, 7, 1))
+
+
+def test_explain_shows_the_date_and_time_factor(moved):
+    hit = search(moved, "where do I live", limit=1, explain=True).results[0]
+    assert hit.explain["date"] and hit.explain["time_factor"] == 1.0
+
+
+def test_relative_time_resolves_in_the_workspace_timezone():
+    instant = datetime(2026, 12, 1, 3, 0, tzinfo=timezone.utc)  # Dec 1 in UTC, Nov 30 in LA
+    for tz, today in (("UTC", date(2026, 12, 1)), ("America/Los_Angeles", date(2026, 11, 30))):
+        assert today_in(tz, instant) == today
+        yesterday = today - timedelta(days=1)
+        assert time_window("What did I eat yesterday?", today_in(tz, instant)) == (yesterday, yesterday)
+        assert time_window("我昨天吃了什么", today_in(tz, instant)) == (yesterday, yesterday)
+    assert time_window("what happened last week", date(2026, 12, 1)) == (date(2026, 11, 23), date(2026, 11, 29))
+    assert time_window("where did I go in May", date(2026, 3, 1)) == (date(2025, 5, 1), date(2025, 5, 31))
+    assert time_window("5月我去了哪里", date(2026, 12, 1)) == (date(2026, 5, 1), date(2026, 5, 31))
+    assert time_window("Where do I live?", date(2026, 12, 1)) is None
+    assert time_window("I may go", date(2026, 12, 1)) is None
+
+
+def test_a_question_naming_a_time_ranks_what_is_dated_then_first(settings, lay):
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.index.indexing import run_index
+
+    today = today_in(settings.timezone)
+    for back, food in ((1, "ramen"), (9, "pizza"), (30, "tacos")):
+        day = (today - timedelta(days=back)).isoformat()
+        auto_memory(settings, say(day, f"d{back}", f"For dinner I ate {food} at the corner place."), f"d{back}")
+    run_index(settings)
+    hits = search(settings, "what did I eat for dinner yesterday", limit=3, explain=True).results
+    assert "ramen" in hits[0].text and hits[0].explain["time_factor"] == 2.0
+    off = settings.model_copy(update={"time_weight": 0.0})
+    assert search(off, "what did I eat for dinner yesterday", limit=3, explain=True).results[0].explain["time_factor"] == 1.0
+
+
+def test_line_level_time_functions():
+    node = ("# Jonas – home\n- 2026-06-09: I moved to Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
+            "  - until 2026-06-09: I live in Berlin. [[daily/2026-06-01/b.md#L4]]")
+    assert as_of_text(node, date(2026, 6, 5)).split("\n")[1] == "- 2026-06-01: I live in Berlin. [[daily/2026-06-01/b.md#L4]]"
+    assert as_of_text(node, date(2026, 5, 1)) is None
+    assert as_of_text(node, date(2026, 7, 1)) == node
+    assert window_text(node, None, date(2026, 6, 5)) == "# Jonas – home\n" + node.split("\n")[2]
+    assert window_text(node, date(2026, 7, 1), None) is None
