@@ -92,3 +92,30 @@ def test_a_forgotten_current_value_gives_the_older_one_back(settings, lay):
     node = next((lay.root / "digest").rglob("*home*")).read_text()
     assert "Lisbon" not in node and "until" not in node
     assert "\n- 2026-07-01: I live in Berlin, near the Tiergarten park. [[daily/2026-07-01/" in node
+
+
+def test_forgetting_purges_the_forgotten_texts_vectors_from_the_embedding_cache(settings, lay, fake_model):
+    """The embedding cache outlives reindexes and holds no text, but a vector can be inverted to
+    approximate its text: after a forget, no vector of a forgotten text is kept anywhere."""
+    from fakemodel import DIMS
+
+    from memflow.tasks.index import embedding_cache_dir, run_index
+    from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
+
+    model = "openai/test-embed"
+    settings = settings.model_copy(update={"embedding_model": model, "model_api_key": "x",
+                                           "model_api_base": fake_model.api_base})
+    workspace(settings)
+    run_index(settings)
+    store = IndexStore(lay.index_dir / "lance")
+    paths = set(store.chunk_columns(["path"]).column("path").to_pylist())
+    secret = store.text_shas(sorted(p for p in paths if p.startswith("daily/2026-07-01/")
+                                    or p.startswith("session/") and "secret" in p))
+    assert any(p.startswith("session/") and "secret" in p for p in paths)  # its transcript too
+    other = store.text_shas(sorted(p for p in paths if p.startswith("daily/2026-07-02/")))
+    cache = EmbeddingCache(embedding_cache_dir(settings))
+    assert secret and other and set(cache.get(model, DIMS, sorted(secret | other))) == secret | other
+    memflow.forget(settings, session="secret")
+    assert cache.get(model, DIMS, sorted(secret)) == {}
+    assert set(cache.get(model, DIMS, sorted(other))) == other  # the rest is kept
+    assert "4471" not in everything(lay.root)

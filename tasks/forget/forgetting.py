@@ -23,9 +23,9 @@ from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import line_text, parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
-from memflow.tasks.index import run_index
+from memflow.tasks.index import embedding_cache_dir, run_index
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json, read_text
-from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 FORGOTTEN = json.dumps({"forgotten": True})
 TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html")
@@ -264,6 +264,9 @@ def _relink(line: str, links: list[str], kept: list[str]) -> str:
 def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     """Carry out a plan; returns the files changed. The caller holds the workspace lock."""
     lay = layout(settings)
+    store = IndexStore(lay.index_dir / "lance")
+    touched = sorted(set(plan.log_lines) | set(plan.edits) | set(plan.delete))
+    embedded_before = store.text_shas(touched)
     changed = []
     for rel, numbers in sorted(plan.log_lines.items()):
         path = lay.root / rel
@@ -294,7 +297,8 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     _scrub_state(lay, plan, [rel for rel in changed if not (lay.root / rel).exists()])
     tombstones.add(lay, sorted(plan.message_keys), plan.texts, sorted(plan.notes))
     run_index(settings)
-    IndexStore(lay.index_dir / "lance").compact(keep_seconds=0)  # no old version keeps it
+    store.compact(keep_seconds=0)  # no old version keeps it
+    EmbeddingCache(embedding_cache_dir(settings)).forget(embedded_before - store.text_shas())
     kept = sorted({rel for rel in changed if (lay.root / rel).exists()})
     removed = len(set(changed)) - len(kept)  # the event names no removed file: that is the point
     append_event(lay, "forget", kept or ["(forgotten)"],

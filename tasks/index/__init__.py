@@ -19,7 +19,7 @@ from memflow.tasks.index.indexing import (
     run_reindex,
     watermark,
 )
-from memflow.tasks.index.vectors import embed_queries, seed_embedding_cache
+from memflow.tasks.index.vectors import embed_queries, embedding_cache_dir, seed_embedding_cache
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
-           "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds"]
+           "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds"]

@@ -151,6 +151,19 @@ class IndexStore:
         for i in range(0, len(stale), _IN_BATCH):
             table.delete(_in("id", stale[i:i + _IN_BATCH]))
 
+    def text_shas(self, paths: list[str] | None = None) -> set[str]:
+        """The embedded-text sha256s of every vectors table (of the given files only)."""
+        shas: set[str] = set()
+        for name in self.db.list_tables().tables:
+            if name.startswith("vectors_"):
+                table = self.db.open_table(name)
+                query = table.search()
+                for i in range(0, len(paths), _IN_BATCH) if paths is not None else [None]:
+                    part = query if i is None else query.where(_in("path", paths[i:i + _IN_BATCH]))
+                    rows = part.select(["text_sha"]).limit(None).to_arrow()
+                    shas.update(sha for sha in rows.column("text_sha").to_pylist() if sha)
+        return shas
+
     def vector_matrix(self, model: str, dims: int) -> tuple[pa.Array, np.ndarray]:
         """(chunk ids, float32 matrix with one row per id) of every stored vector."""
         table = _columns(self.vectors(model, dims), ["id", "vector"]).combine_chunks()
@@ -203,3 +216,18 @@ class EmbeddingCache:
 
     def count(self, model: str, dims: int) -> int:
         return self._table(model, dims).count_rows()
+
+    def forget(self, shas: set[str]) -> None:
+        """Drop these texts' vectors from every model's cache, old versions included (a forgotten
+        text's vector must not outlive it: embeddings can be inverted to approximate text)."""
+        import warnings
+        from datetime import timedelta
+
+        wanted = sorted(shas)
+        for name in self.db.list_tables().tables if wanted else []:
+            table = self.db.open_table(name)
+            for i in range(0, len(wanted), _IN_BATCH):
+                table.delete(_in("text_sha", wanted[i:i + _IN_BATCH]))
+            with warnings.catch_warnings():  # the caller holds the workspace lock
+                warnings.simplefilter("ignore")
+                table.optimize(cleanup_older_than=timedelta(seconds=0), delete_unverified=True)
