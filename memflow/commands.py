@@ -370,14 +370,22 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
 
 def print_eval(summary: dict, out: str) -> None:
-    base = summary["baseline"]
+    """The memflow column beside the raw-turn baseline and, when scored, the transcript baseline
+    (memory-flows' search over the raw session transcripts), then budget_recall_any per category."""
+    sides = [("memflow", summary), ("baseline", summary["baseline"])]
+    if summary.get("transcript"):
+        sides.append(("transcript", summary["transcript"]))
     print(f"questions={summary['questions']} seconds={summary['run']['seconds']} -> {out}")
-    print(f"{'metric':<24}{'memflow':>10}{'baseline':>10}")
+    print(f"{'metric':<24}" + "".join(f"{name:>12}" for name, _ in sides))
     for key in ("recall_any", "recall_all", "budget_recall_any", "budget_recall_all", "session_recall"):
-        for k, value in summary[key].items():
-            print(f"{key + '@' + k:<24}{value:>10.3f}{base[key][k]:>10.3f}")
-    print(f"{'mrr':<24}{summary['mrr']:>10.3f}{base['mrr']:>10.3f}")
-    print(f"{'ndcg@10':<24}{summary['ndcg@10']:>10.3f}{base['ndcg@10']:>10.3f}")
+        for k in summary[key]:
+            print(f"{key + '@' + k:<24}" + "".join(f"{side[key][k]:>12.3f}" for _, side in sides))
+    for key in ("mrr", "ndcg@10"):
+        print(f"{key:<24}" + "".join(f"{side[key]:>12.3f}" for _, side in sides))
+    for category, part in summary.get("per_category", {}).items():
+        scores = part["budget_recall_any"]
+        print(f"  {category} ({part['questions']} q): budget_recall_any@{'/'.join(scores)} "
+              + " / ".join(f"{value:.3f}" for value in scores.values()))
 
 
 def cmd_backup(args: argparse.Namespace) -> int:

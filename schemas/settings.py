@@ -65,10 +65,24 @@ class Settings(BaseSettings):
     # A question naming a time ("yesterday", "last week", "in May", "昨天"), resolved in the
     # workspace timezone: chunks dated inside score (1 + time_weight) times higher (0: off).
     time_weight: float = Field(default=1.0, ge=0.0, le=10.0)
-    # Newer chunks score (1 + recency_weight * 2^(-age / half-life)) times higher (0: off;
-    # measured on LoCoMo dev, README).
+    # Newer chunks score (1 + recency_weight * 2^(-age / half-life)) times higher (age: days
+    # before the newest dated chunk). LoCoMo dev budget_any@250/500/1000/2000: 0 (default)
+    # 0.640/0.786/0.858/0.915, 0.3 0.621/0.775/0.858/0.912, 1.0 0.578/0.721/0.828/0.904.
     recency_weight: float = Field(default=0.0, ge=0.0, le=10.0)
     recency_half_life_days: float = Field(default=30.0, gt=0.0)
+    # Pseudo-relevance feedback (RM3-style): the prf_terms best terms of the top prf_docs keyword
+    # hits (tf x idf, weighted by the hit's score) are added to a second BM25 pass at prf_weight
+    # (0 terms: off). LoCoMo dev, same budgets: 5 terms 0.636/0.780/0.861/0.919, 10 terms
+    # 0.628/0.777/0.864/0.918, 5 terms from 3 docs at 0.1 0.643/0.781/0.859/0.918: within a
+    # question or two of off (0.640/0.786/0.858/0.915), so off.
+    prf_terms: int = Field(default=0, ge=0, le=50)
+    prf_docs: int = Field(default=5, ge=1, le=50)
+    prf_weight: float = Field(default=0.3, ge=0.0, le=2.0)
+    # A note-level score: a keyword hit gains note_weight times the scores of the other hits in
+    # its file, so a note with several matching lines outranks a lone line (0: off). LoCoMo
+    # dev: 0.2 0.621/0.775/0.854/0.910, 0.5 0.565/0.714/0.796/0.867 (a long session's many
+    # weak hits outrank the one line that answers), so off.
+    note_weight: float = Field(default=0.0, ge=0.0, le=2.0)
 
     resource_max_bytes: int = 1024 * 1024  # what a resource's card is made from
     resource_index_max_bytes: int = 64 * 1024 * 1024  # larger resources are not indexed (logged)

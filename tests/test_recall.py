@@ -8,6 +8,7 @@ from helpers import run_cli
 from memflow.schemas.recall import Filters
 from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.ground.fileops import write_file
+from memflow.tasks.ground.tokenize import query_tokens
 from memflow.tasks.index.indexing import run_index
 from memflow.tasks.recall.hybrid import search
 
@@ -264,3 +265,49 @@ def test_repeated_fact_lines_are_cut_from_later_results():
     assert elide_repeats(digest_line, shown) == ("", set(), 1)
     history = "  - until 2026-05-01: I went to a pottery class on Friday. [[daily/x.md#L3]]"
     assert elide_repeats(history, shown)[2] == 0  # history lines are context, never cut
+
+
+def test_feedback_terms_come_from_what_the_top_hits_share_and_reach_a_note_without_the_query_words(settings, lay):
+    """Pseudo-relevance feedback (prf_terms > 0): terms shared by the top keyword hits join a
+    second BM25 pass, so a note that says the same thing in other words is found; off by default."""
+    from memflow.tasks.recall.hybrid import feedback_terms, open_index
+    from memflow.tasks.stores import keyword
+
+    for n in range(3):
+        write_file(lay, f"daily/2026-04-0{n + 1}/garden{n}.md",
+                   f"# Garden\n\nThe tomato seedlings in the greenhouse need watering, day {n}.\n", name=f"G{n}")
+    write_file(lay, "daily/2026-04-09/greenhouse.md",
+               "# Chores\n\nOpened the greenhouse vents; seedlings looked healthy.\n", name="Chores")
+    for n in range(8):
+        write_file(lay, f"daily/2026-05-0{n + 1}/other{n}.md", f"# Other\n\nA meeting about budgets {n}.\n",
+                   name=f"O{n}")
+    run_index(settings)
+    index = open_index(lay, settings)
+    tokens = query_tokens("tomato watering", settings.keyword_tokenizer)
+    hits = keyword.top_k(index, tokens, 10)
+    extra = feedback_terms(index, tokens, hits[:3], 5, settings.keyword_tokenizer)
+    assert set(extra) >= {query_tokens("greenhouse", settings.keyword_tokenizer)[0]}
+    assert max(extra.values()) == 1.0 and not set(extra) & set(tokens)
+    assert "daily/2026-04-09/greenhouse.md" not in top(settings, "tomato watering", limit=5)
+    with_prf = settings.model_copy(update={"prf_terms": 5, "prf_docs": 3})
+    assert "daily/2026-04-09/greenhouse.md" in top(with_prf, "tomato watering", limit=5)
+
+
+def test_note_weight_lifts_a_note_with_several_matching_chunks_over_a_lone_line(settings, lay):
+    from memflow.tasks.recall.hybrid import note_scores, open_index
+
+    write_file(lay, "daily/2026-04-01/lone.md", "# Lone\n\nkayak kayak trip\n", name="Lone")
+    body = "\n\n".join(f"## Part {n}\n\nkayak trip notes {n}. " + "filler words here " * 60 for n in range(4))
+    write_file(lay, "daily/2026-04-02/many.md", "# Many\n\n" + body + "\n", name="Many")
+    run_index(settings)
+    index = open_index(lay, settings)
+    paths = index.docs.column("path").to_pylist()
+    from memflow.tasks.stores import keyword
+
+    hits = keyword.top_k(index, query_tokens("kayak trip", settings.keyword_tokenizer), 20)
+    assert paths[hits[0][0]] == "daily/2026-04-01/lone.md"
+    assert sum(paths[row] == "daily/2026-04-02/many.md" for row, _ in hits) > 1
+    lifted = note_scores(index, hits, 0.5)
+    assert paths[lifted[0][0]] == "daily/2026-04-02/many.md"
+    assert sorted(row for row, _ in lifted) == sorted(row for row, _ in hits)  # nothing dropped
+    assert note_scores(index, hits, 0.0) == hits

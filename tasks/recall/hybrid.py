@@ -94,11 +94,61 @@ def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
     return index.masks[key]
 
 
-def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int,
-                   filters: Filters) -> list[tuple[str, float]]:
-    hits = keyword.top_k(index, tokens, n, row_mask(index, filters))
+def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int, filters: Filters,
+                   settings: Settings | None = None) -> list[tuple[str, float]]:
+    """BM25 top-n; with `settings.prf_terms`, a second pass with the feedback terms added, and
+    with `settings.note_weight`, each hit lifted by its file's other hits."""
+    mask = row_mask(index, filters)
+    hits = keyword.top_k(index, tokens, n, mask)
+    if settings is not None and settings.prf_terms and hits:
+        extra = feedback_terms(index, tokens, hits[:settings.prf_docs], settings.prf_terms,
+                               settings.keyword_tokenizer)
+        if extra:
+            weights = {t: float(tokens.count(t)) for t in tokens}
+            weights.update({t: settings.prf_weight * w for t, w in extra.items()})
+            hits = keyword.top_k(index, list(weights), n, mask, weights)
+    if settings is not None and settings.note_weight and hits:
+        hits = note_scores(index, hits, settings.note_weight)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
+
+
+def feedback_terms(index: keyword.KeywordIndex, tokens: list[str], hits: list[tuple[int, float]],
+                   count: int, tokenizer: str) -> dict[str, float]:
+    """RM3-style expansion: term -> weight in (0, 1] for the `count` terms (not in the query)
+    that weigh most in the top hits: sum over hits of (hit score / best score) x term frequency
+    in the hit / its length, times the term's idf. Terms found in a single hit are left out (one
+    chunk's vocabulary is no evidence of what the question is about)."""
+    from collections import Counter
+
+    texts = index.docs.column("text")
+    best = max(score for _, score in hits) or 1.0
+    mass: Counter = Counter()
+    seen_in: Counter = Counter()
+    asked = set(tokens)
+    for row, score in hits:
+        words = [w for w in query_tokens(texts[row].as_py() or "", tokenizer) if w not in asked]
+        if not words:
+            continue
+        for word, tf in Counter(words).items():
+            mass[word] += (score / best) * tf / len(words)
+            seen_in[word] += 1
+    shared = [w for w in mass if seen_in[w] > 1] if len(hits) > 1 else list(mass)
+    idf = keyword.idf(index, shared)
+    ranked = sorted(((mass[w] * idf[w], w) for w in shared if w in idf), reverse=True)[:count]
+    top = ranked[0][0] if ranked else 0.0
+    return {w: weight / top for weight, w in ranked if weight > 0} if top > 0 else {}
+
+
+def note_scores(index: keyword.KeywordIndex, hits: list[tuple[int, float]],
+                weight: float) -> list[tuple[int, float]]:
+    """Each hit's score plus `weight` times the scores of the other hits in its file, re-sorted."""
+    paths = index.docs.column("path")
+    per_file: dict[str, float] = {}
+    for row, score in hits:
+        per_file[paths[row].as_py()] = per_file.get(paths[row].as_py(), 0.0) + score
+    lifted = [(row, score + weight * (per_file[paths[row].as_py()] - score)) for row, score in hits]
+    return sorted(lifted, key=lambda pair: (-pair[1], pair[0]))
 
 
 def vector_queries(settings: Settings, query: str) -> list[str]:
@@ -148,7 +198,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
     tokens = query_tokens(query, settings.keyword_tokenizer)
-    rankings = {"keyword": keyword_branch(index, tokens, n, filters)}
+    rankings = {"keyword": keyword_branch(index, tokens, n, filters, settings)}
     if vectors_on:
         rankings["vector"] = vector_branch(index, settings, texts, n, filters)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)

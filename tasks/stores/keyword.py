@@ -239,12 +239,16 @@ class Postings:
                    np.load(folder / "indices.csc.index.npy", mmap_mode="r"),
                    np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]))
 
-    def get_scores(self, tokens: list[str]) -> np.ndarray:
+    def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
+        """BM25 of every document: the sum over `tokens` of each token's score (times its weight)."""
         scores = np.zeros(self.num_docs, dtype=np.float32)
         for token in tokens:
             t = self.vocab_dict[token]
             start, end = int(self.indptr[t]), int(self.indptr[t + 1])
-            np.add.at(scores, self.indices[start:end], self.data[start:end])
+            part = self.data[start:end]
+            if weights is not None:
+                part = part * np.float32(weights.get(token, 1.0))
+            np.add.at(scores, self.indices[start:end], part)
         return scores
 
 
@@ -280,16 +284,18 @@ def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
     return out
 
 
-def top_k(index: KeywordIndex, query: list[str], k: int,
-          mask: np.ndarray | None = None) -> list[tuple[int, float]]:
-    """(document row, BM25 score) of the k best documents with score > 0 among `mask`."""
+def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None = None,
+          weights: dict[str, float] | None = None) -> list[tuple[int, float]]:
+    """(document row, BM25 score) of the k best documents with score > 0 among `mask`; `weights`
+    scales some query tokens' scores (default 1)."""
     if index.retriever is None or not query:
         return []
     vocab = index.retriever.vocab_dict
     known = [t for t in query if t in vocab]
     if not known:
         return []
-    scores = np.asarray(index.retriever.get_scores(known), dtype=np.float32)
+    scores = index.retriever.get_scores(known, weights) if weights else index.retriever.get_scores(known)
+    scores = np.asarray(scores, dtype=np.float32)
     if mask is not None:
         scores = np.where(mask, scores, 0.0)
     hits = np.flatnonzero(scores > 0)
