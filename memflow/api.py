@@ -136,7 +136,8 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     `budget_tokens=N`: also `.packed`, what fits in N tokens (cl100k, as the evaluation counts):
     each hit's lines that match the query best and their neighbours, with its heading path and
     its source written once, hits added in rank order until the budget is full (more hits are
-    fetched than `limit` to fill it).
+    fetched than `limit` to fill it); `.results` are then the hits packed, in the same order,
+    with their links.
 
     `since`/`until` are dates (or ISO strings), inclusive, matched against each chunk's date: a
     note's (its path), a transcript's (its messages), a digest fact line's (the date it states;
@@ -157,12 +158,18 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     if not budget_tokens:
         return run_search(settings, query, limit, min_score, filters, explain)
     from memflow.tasks.ground.tokens import count_tokens
-    from memflow.tasks.recall import pack, term_weights
+    from memflow.tasks.recall import attach_links, hit_packer, term_weights
 
-    response = run_search(settings, query, max(limit, budget_tokens // 20), min_score, filters, explain)
-    packed = pack(response.results, term_weights(settings, query), budget_tokens, count_tokens,
-                  settings.keyword_tokenizer, settings.pack_neighbours)
-    return response.model_copy(update={"packed": packed, "packed_tokens": count_tokens("\n\n".join(packed))})
+    # enough candidates to fill the budget; links only for the hits that make it into the context
+    response = run_search(settings, query, max(limit, budget_tokens // 20), min_score, filters, explain,
+                          link_limit=0)
+    hits = hit_packer(response.results, term_weights(settings, query), count_tokens,
+                      settings.keyword_tokenizer, settings.pack_neighbours)(budget_tokens)
+    results = [response.results[i] for i, _ in hits]
+    attach_links(settings, results)
+    packed = [text for _, text in hits]
+    return response.model_copy(update={"results": results, "packed": packed,
+                                       "packed_tokens": count_tokens("\n\n".join(packed))})
 
 
 def recent(workspace: WorkspaceArg = None, days: float = 7.0, limit: int = 20,

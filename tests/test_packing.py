@@ -51,7 +51,9 @@ def test_packing_fits_the_budget_keeps_whole_lines_and_resolvable_sources(worksp
             assert line in source[int(first) - 1:int(last)], line  # a whole line of its file
             for link in parse_links(line):
                 assert (workspace / link.target).exists()  # provenance resolves
-    if budget >= 150 and response.results:
+    # the results are the hits packed, block for block, each with its links
+    assert [re.match(r"\[(.+?):L", b).group(1) for b in packed] == [r.path for r in response.results]
+    if budget >= 150 and api.search(question, workspace, limit=5).results:
         assert packed  # something fits
 
 

@@ -4,12 +4,13 @@ wikilinks, and how its results are shown.
 Entry points: `search` (raises `IndexMissing` when there is no index yet), and the renderings
 `render_result`, `render_response`, `render_compact` (what an agent is shown) and
 `tool_call_messages` (an OpenAI tool call and its answer), `results_table` (hits as table rows);
-`pack` (hits packed line by line into a token budget); browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
+`pack`/`packer`/`hit_packer` (hits packed line by line into a token budget; `attach_links` for
+the hits that made it); browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
 """
 
 from memflow.tasks.recall.browse import note_context, recent_notes
-from memflow.tasks.recall.hybrid import IndexMissing, search, term_weights
-from memflow.tasks.recall.packing import expand, pack, packer
+from memflow.tasks.recall.hybrid import IndexMissing, attach_links, search, term_weights
+from memflow.tasks.recall.packing import expand, hit_packer, pack, packer
 from memflow.tasks.recall.presenting import (
     render_compact,
     render_response,
@@ -19,4 +20,5 @@ from memflow.tasks.recall.presenting import (
 )
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
-           "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer", "expand", "term_weights"]
+           "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer",
+           "hit_packer", "expand", "term_weights", "attach_links"]

@@ -385,6 +385,12 @@ def _message_line(line: str) -> str:
     return message_line(message) if isinstance(message, dict) else line
 
 
+def attach_links(settings: Settings, results: list[SearchResult], limit: int = 10) -> None:
+    """`expand_links` for results searched with `link_limit=0` (e.g. only the hits packed)."""
+    lay = layout(settings)
+    expand_links(open_index(lay, settings), lay, results, limit)
+
+
 def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchResult],
                  limit: int) -> None:
     """Attach each result's 1-hop out-links and in-links (at most `limit` per direction).

@@ -113,6 +113,13 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
     already said above (the same transcript turn, the daily line a digest fact cites, the turn
     a note line quotes) is not shown twice. Each hit's lines are chosen and each text counted
     once however many budgets are packed."""
+    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours)
+    return lambda budget: [text for _, text in pack_hits(budget)]
+
+
+def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
+               tokenizer: str = "bigram", neighbours: int = 1) -> Callable[[int], list[tuple[int, str]]]:
+    """`packer`, each block with the index of the hit it shows."""
     count = lru_cache(maxsize=None)(count)
 
     @lru_cache(maxsize=None)
@@ -120,8 +127,8 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
         return [(o, frozenset(line_keys(results[i], o)))
                 for o in matching_lines(results[i], weights, tokenizer, neighbours)]
 
-    def pack_into(budget: int) -> list[str]:
-        packed: list[str] = []
+    def pack_into(budget: int) -> list[tuple[int, str]]:
+        packed: list[tuple[int, str]] = []
         used = 0
         shown: set[tuple[str, int]] = set()
         for i, result in enumerate(results):
@@ -140,7 +147,7 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
                     break
                 continue
             used += count(text) + (1 if packed else 0)
-            packed.append(text)
+            packed.append((i, text))
             shown.update(key for o, keys in fresh if o in chosen for key in keys)
         return packed
     return pack_into
