@@ -1,5 +1,6 @@
-"""Markdown tables of `memflow eval locomo` runs: one row per output folder, the raw-turn
-baseline of the first run last; then `budget_recall_any` per question category.
+"""Markdown tables of `memflow eval locomo` runs: one row per output folder (one per setting
+combination for a `--grid` run), then the raw-turn and transcript baselines of the first run;
+then `budget_recall_any` per question category, memory-flows beside the transcript baseline.
 
     .venv/bin/python benchmarks/eval_table.py DIR [DIR ...]
 """
@@ -10,37 +11,54 @@ import json
 import sys
 from pathlib import Path
 
+BUDGETS = ("250", "500", "1000", "2000")
+
 
 def row(name: str, s: dict, seconds) -> str:
     r, b = s["recall_any"], s["budget_recall_any"]
-    return (f"| {name} | {r['1']:.3f} | {r['5']:.3f} | {r['10']:.3f} | {b['500']:.3f} | {b['1000']:.3f} | "
-            f"{b['2000']:.3f} | {s['mrr']:.3f} | {s['ndcg@10']:.3f} | {seconds} |")
+    cells = " | ".join(f"{b[k]:.3f}" for k in BUDGETS)
+    return f"| {name} | {cells} | {r['1']:.3f} | {r['10']:.3f} | {s['mrr']:.3f} | {seconds} |"
+
+
+def runs(folders: list[str]) -> list[tuple[str, dict, object]]:
+    """(name, summary, seconds) per run; a grid run gives one per combination."""
+    out = []
+    for folder in folders:
+        summary = json.loads((Path(folder) / "summary.json").read_text())
+        seconds = round(summary["run"]["seconds"])
+        for part in summary.get("grid") or [{"settings": {}, "summary": summary}]:
+            label = " ".join(f"{k}={v}" for k, v in part["settings"].items())
+            out.append((f"{Path(folder).name} {label}".strip(), part["summary"], seconds))
+    return out
 
 
 def main(folders: list[str]) -> None:
-    print("| run | recall_any@1 | @5 | @10 | budget_any@500 | @1000 | @2000 | MRR | nDCG@10 | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    first = None
-    for folder in folders:
-        summary = json.loads((Path(folder) / "summary.json").read_text())
-        first = first or summary
-        print(row(Path(folder).name, summary, summary["run"]["seconds"]))
+    print("| run | " + " | ".join(f"budget_any@{b}" for b in BUDGETS)
+          + " | recall_any@1 | @10 | MRR | seconds |")
+    print("|---|" + "---|" * (len(BUDGETS) + 4))
+    found = runs(folders)
+    for name, summary, seconds in found:
+        print(row(name, summary, seconds))
+    first = found[0][1]
     print(row("raw-turn BM25 baseline", first["baseline"], "-"))
-    if "transcript" in first:
+    if first.get("transcript"):
         print(row("transcript (memory-flows over the raw transcripts)", first["transcript"], "-"))
-    categories(folders)
+    categories(found)
 
 
-def categories(folders: list[str], budgets=("500", "1000", "2000")) -> None:
-    """budget_recall_any per LoCoMo category, one row per run and category."""
+def categories(found: list[tuple[str, dict, object]]) -> None:
+    """budget_recall_any per LoCoMo category, one row per run and category (transcript beside)."""
     print()
-    print("| run | category | questions | " + " | ".join(f"budget_any@{b}" for b in budgets) + " |")
-    print("|---|---|---|" + "---|" * len(budgets))
-    for folder in folders:
-        summary = json.loads((Path(folder) / "summary.json").read_text())
-        for name, block in summary.get("per_category", {}).items():
-            cells = " | ".join(f"{block['budget_recall_any'][b]:.3f}" for b in budgets)
-            print(f"| {Path(folder).name} | {name} | {block['questions']} | {cells} |")
+    print("| run | category | questions | " + " | ".join(f"@{b}" for b in BUDGETS)
+          + " | transcript " + " / ".join(f"@{b}" for b in BUDGETS) + " |")
+    print("|---|---|---|" + "---|" * (len(BUDGETS) + 1))
+    for name, summary, _ in found:
+        theirs = (summary.get("transcript") or {}).get("per_category", {})
+        for category, block in summary.get("per_category", {}).items():
+            cells = " | ".join(f"{block['budget_recall_any'][b]:.3f}" for b in BUDGETS)
+            other = theirs.get(category)
+            beside = " / ".join(f"{other['budget_recall_any'][b]:.3f}" for b in BUDGETS) if other else "-"
+            print(f"| {name} | {category} | {block['questions']} | {cells} | {beside} |")
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ def test_local_model_first_person_reading_lifts_the_paraphrase(settings, lay):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "measured (benchmarks/paraphrase_probe.py): all-MiniLM-L6-v2 ranks the note 21st in the "
+    "measured (benchmarks/paraphrase_probe.py): all-MiniLM-L6-v2 ranks the note 20th-21st in the "
     "vector branch (6th with the first-person reading) behind notes that share 'user'/'work', "
     "and BM25 fills the fused top 3 with those notes; multilingual-e5-small and "
     "all-mpnet-base-v2 measured outside the repo ranked it 20th and 18th"))
