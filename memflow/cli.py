@@ -137,11 +137,13 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval", help="retrieval evaluation")
     ev = s.add_subparsers(dest="eval_command", required=True)
     lo = ev.add_parser("locomo", help="LoCoMo retrieval evaluation")
-    lo.add_argument("data")
-    lo.add_argument("--out", required=True)
-    lo.add_argument("--k", default="1,5,10,20")
-    lo.add_argument("--budgets", default="250,500,1000,2000")
-    lo.add_argument("--dream", action="store_true")
+    lo.add_argument("data", help="a LoCoMo JSON file (list of samples), e.g. locomo-dev.json")
+    lo.add_argument("--out", required=True,
+                    help="folder for questions.parquet, summary.json and each sample's workspace")
+    lo.add_argument("--k", default="1,5,10,20", help="ranks for recall@k (default 1,5,10,20)")
+    lo.add_argument("--budgets", default="250,500,1000,2000",
+                    help="token budgets (cl100k) for budget recall (default 250,500,1000,2000)")
+    lo.add_argument("--dream", action="store_true", help="consolidate each sample before searching")
     lo.add_argument("--samples", help="comma-separated sample ids")
     lo.add_argument("--set", nargs="*", default=[], metavar="K=V",
                     help="setting overrides for experiments, e.g. chunk_bytes=1000 keyword_weight=0.5")
@@ -150,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--runner", choices=["local", "dask"],
                     help="run samples in parallel as Prefect tasks: local processes or Dask "
                          "(needs PREFECT_API_URL)")
-    lo.add_argument("--workers", type=int, default=2)
+    lo.add_argument("--workers", type=int, default=2, help="parallel workers with --runner (default 2)")
     lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
     s = sub.add_parser("fleet", help="one job over every workspace under ROOT (a Prefect flow; "
                        "worker processes need PREFECT_API_URL)")

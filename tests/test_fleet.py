@@ -193,3 +193,21 @@ def test_an_evaluation_grid_writes_one_parquet_with_a_column_per_setting(tmp_pat
     assert (out / "workspaces" / "chunk_bytes=500,pack_results=true").is_dir()
     with pytest.raises(ValueError, match="KEY=V1,V2"):
         parse_grid(["chunk_bytes"])
+
+
+def test_a_grid_over_recall_settings_builds_each_sample_once_and_scores_as_separate_runs(tmp_path):
+    from memflow.tasks.evaluate import parse_grid, run_evaluation
+    from memflow.tasks.evaluate.analytics import sample_data
+
+    out = tmp_path / "ev"
+    grid = parse_grid(["pack_neighbours=0,2"])
+    summary = run_evaluation(sample_data(), out, load_settings(out), [1, 5], [40, 80], grid=grid)
+    built = sorted(p.name for p in (out / "workspaces").iterdir())
+    assert built == ["pack_neighbours=0"]  # the second combination searched the first's workspace
+    for combo, part in zip(["0", "2"], summary["grid"]):
+        alone = tmp_path / f"alone-{combo}"
+        single = run_evaluation(sample_data(), alone, load_settings(alone, pack_neighbours=int(combo)),
+                                [1, 5], [40, 80])
+        assert part["summary"]["budget_recall_any"] == single["budget_recall_any"]
+        assert part["summary"]["transcript"]["budget_recall_any"] == single["transcript"]["budget_recall_any"]
+    assert summary["grid"][0]["summary"]["budget_recall_any"] != summary["grid"][1]["summary"]["budget_recall_any"]

@@ -29,6 +29,22 @@ def combinations(grid: dict[str, list]) -> list[dict]:
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
+# Settings read only when searching and scoring: jobs that differ in these alone can share one
+# built workspace (capture, index and dream do not read them).
+RECALL_ONLY = frozenset({
+    "vector_weight", "keyword_weight", "rrf_k", "candidate_multiplier", "first_person_queries",
+    "digest_weight", "session_weight", "pack_results", "pack_neighbours", "time_weight",
+    "recency_weight", "recency_half_life_days", "prf_terms", "prf_docs", "prf_weight", "note_weight",
+})
+
+
+def build_key(settings: Settings) -> str:
+    """What a job's built workspace depends on: its settings but the recall-only ones and the
+    workspace folder."""
+    values = settings.model_dump(mode="json", exclude=set(RECALL_ONLY) | {"workspace"})
+    return json.dumps(values, sort_keys=True)
+
+
 def label(combo: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in combo.items())
 

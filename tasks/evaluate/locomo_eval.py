@@ -55,6 +55,16 @@ def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) 
     return logs
 
 
+def built_logs(sample: dict, settings: Settings) -> dict:
+    """`build_workspace`'s answer for a workspace an earlier job of the run built."""
+    lay = layout(settings)
+    logs = {}
+    for number in session_numbers(sample["conversation"]):
+        sid = session_id(sample, number)
+        logs[log_path(lay, sid)] = [m.get("id", "") for m in read_log(lay, sid)]
+    return logs
+
+
 def note_reader(root: Path) -> Callable[[str, str], str]:
     from memflow.tasks.ground.markdown import parse_anchor
 
@@ -103,10 +113,12 @@ class Transcript:
     file per session under daily/<date>/, `# Session N — date` then one `Speaker: text` paragraph
     per turn. What the notes add over keeping the log (a workspace beside the sample's)."""
 
-    def __init__(self, sample: dict, settings: Settings):
+    def __init__(self, sample: dict, settings: Settings, built: bool = False):
         root = Path(settings.workspace)
         self.settings = settings.model_copy(update={"workspace": root.parent / f"{root.name}-transcript"})
         lay = layout(self.settings)
+        if built:
+            return
         if lay.root.exists():
             shutil.rmtree(lay.root)
         init_workspace(lay)
@@ -164,9 +176,10 @@ def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[
 
 
 def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: list[int],
-                    dream: bool = False, writer=None, progress=None) -> list[dict]:
-    """One row per question of `sample`."""
-    logs = build_workspace(sample, settings, dream, writer)
+                    dream: bool = False, writer=None, progress=None, built: bool = False) -> list[dict]:
+    """One row per question of `sample`; `built`: its workspaces (the sample's and the
+    transcript's) were built by an earlier job of the run with the same build settings."""
+    logs = built_logs(sample, settings) if built else build_workspace(sample, settings, dream, writer)
     lay = layout(settings)
     turns = {}
     for path, ids in logs.items():
@@ -174,7 +187,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         turns.update({m.get("id"): normalise(message_text(m)) for m in log if m.get("id")})
     follow = note_reader(lay.root)
     baseline = Baseline(sample)
-    transcript = Transcript(sample, settings)
+    transcript = Transcript(sample, settings, built)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
     rows = []
     for q in sample["qa"]:
@@ -259,13 +272,16 @@ def run_evaluation(data_path: Path, out: Path, settings: Settings, ks: list[int]
     `grid` (setting -> values) evaluates every combination, each sample in its own workspace
     (`out/workspaces/<setting=value,...>/<sample>`), into one questions.parquet with a column
     per setting and one summary per combination (`summary["grid"]`). `map_jobs` runs the jobs
-    (e.g. in parallel on a task runner); by default they run here, one after another."""
+    (e.g. in parallel on a task runner); by default they run here, one after another, and a
+    combination that differs from an earlier one only in recall settings (`RECALL_ONLY`:
+    weights, packing, time, PRF) searches that combination's workspace instead of building its
+    own (a grid over recall settings costs one build per sample)."""
     import json
     import time
 
     import polars as pl
 
-    from memflow.tasks.evaluate.grid import combinations, grid_summary, job_settings, run_metadata
+    from memflow.tasks.evaluate.grid import build_key, combinations, grid_summary, job_settings, run_metadata
     from memflow.tasks.stores.files import atomic_write_json
 
     started = time.perf_counter()
@@ -286,8 +302,16 @@ def run_evaluation(data_path: Path, out: Path, settings: Settings, ks: list[int]
             from memflow.tasks.capture import model_writer
 
             writer = model_writer(settings)
-        run_one = evaluate or evaluate_sample
-        results = [run_one(sample, job, ks, budgets, dream, writer, progress) for sample, job in jobs]
+        results = []
+        built: dict[tuple[str, str], Path] = {}  # (sample, build settings) -> its workspace
+        for sample, job in jobs:
+            key = (sample["sample_id"], build_key(job))
+            if evaluate is None and key in built:  # a recall-only setting differs: search it again
+                reused = job.model_copy(update={"workspace": built[key]})
+                results.append(evaluate_sample(sample, reused, ks, budgets, dream, writer, progress, True))
+                continue
+            built[key] = Path(job.workspace)
+            results.append((evaluate or evaluate_sample)(sample, job, ks, budgets, dream, writer, progress))
     per_combo: list[list[dict]] = [[] for _ in combos]
     for number, ((_, job), job_rows) in enumerate(zip(jobs, results)):
         values = {key: getattr(job, key) for key in (grid or {})}
