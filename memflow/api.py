@@ -166,7 +166,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     hits = hit_packer(response.results, term_weights(settings, query), count_tokens,
                       settings.keyword_tokenizer, settings.pack_neighbours)(budget_tokens)
     results = [response.results[i] for i, _ in hits]
-    attach_links(settings, results)
+    attach_links(settings, results, filters=filters)
     packed = [text for _, text in hits]
     return response.model_copy(update={"results": results, "packed": packed,
                                        "packed_tokens": count_tokens("\n\n".join(packed))})

@@ -151,3 +151,39 @@ def test_http_on_loopback_without_a_token(settings, lay):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_stdio_search_packs_to_a_budget_and_answers_as_of_a_day(settings, lay):
+    """The MCP `search` tool with `budget_tokens` (the packed context is the answer, the hits
+    packed are the structured results) and with `as_of` (what was known that day)."""
+    from datetime import date
+
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.dream import run_dream
+    from memflow.tasks.ground.tokens import count_tokens
+
+    ws = lay.root
+    for day, sid, said in (("2026-06-01", "h1", "I live in Berlin, near the Tiergarten."),
+                           ("2026-06-09", "h2", "I moved from Berlin to Lisbon last week.")):
+        auto_memory(settings, [{"id": f"{sid}-0", "role": "user", "timestamp": f"{day}T09:00:00Z",
+                                "content": said}], sid)
+        run_dream(settings, date.fromisoformat(day))
+    for n in range(12):
+        api.write(f"daily/2026-05-{n + 1:02d}/walk{n}.md", f"# Walk {n}\n\nA long walk in Berlin, part {n}, "
+                  + "with many words about streets and parks " * 6 + "\n", f"Walk {n}", "walks", None, ws)
+    api.index(ws)
+
+    async def session():
+        async with Client(stdio_client(stdio_params(ws), errlog=open(os.devnull, "w"))) as client:
+            packed = await client.call_tool("search", {"query": "where do I live Berlin", "budget_tokens": 120})
+            assert not packed.is_error, text(packed)
+            blocks = packed.structured_content["packed"]
+            assert blocks and count_tokens("\n\n".join(blocks)) <= 120 and text(packed) == "\n\n".join(blocks)
+            assert [r["path"] for r in packed.structured_content["results"]] == \
+                [b[1:].split(":L")[0] for b in blocks]  # the hits packed, block for block
+            then = await client.call_tool("search", {"query": "where do I live", "as_of": "2026-06-05",
+                                                     "layer": "digest"})
+            assert not then.is_error and "Berlin" in text(then) and "Lisbon" not in text(then)
+            now = await client.call_tool("search", {"query": "where do I live", "layer": "digest"})
+            assert "Lisbon" in now.structured_content["results"][0]["text"]
+    run(session)

@@ -40,6 +40,13 @@ def test_as_of_answers_as_memory_stood_then(moved):
     after = texts(moved, "where do I live", as_of=date(2026, 6, 20))
     assert "Lisbon" in after[0] and after[0].index("Lisbon") < after[0].index("Tiergarten")
     assert not texts(moved, "where do I live", as_of=date(2026, 5, 1))  # nothing was known
+    # nor do the node's description (its current first fact) and its links say what came later
+    from memflow.tasks.recall import render_response
+
+    then = search(moved, "where do I live", limit=5, filters=Filters(as_of=date(2026, 6, 5)))
+    assert then.results and "Lisbon" not in render_response(then)
+    assert all(link.path < "daily/2026-06-06" for r in then.results for link in r.links
+               if link.path.startswith("daily/"))
 
 
 def test_since_and_until_filter_digest_facts_by_their_own_dates(moved):

@@ -21,10 +21,10 @@ import pyarrow.compute as pc
 
 from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
 from memflow.schemas.settings import Settings
-from memflow.tasks.ground.markdown import line_text, parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
-from memflow.tasks.ground.workspace import Layout, PathError, layout, safe_path
+from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
@@ -225,6 +225,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                               "time_factor": round(float(factor), 4)}
         results.append(result)
     expand_links(index, lay, results, link_limit)
+    links_in_time(results, filters)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
     log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
     mark = watermark(lay) if with_watermark else {"skipped": True}
@@ -281,6 +282,7 @@ def in_time(fused: list, rows: list[dict], filters: Filters) -> tuple[list, list
     kept, out = [], []
     for candidate, row in zip(fused, rows):
         text = row["text"]
+        shown = dict(row)
         if row.get("layer") == "digest":
             if filters.as_of:
                 text = as_of_text(text, filters.as_of)
@@ -288,9 +290,22 @@ def in_time(fused: list, rows: list[dict], filters: Filters) -> tuple[list, list
                 text = window_text(text, filters.since, filters.until)
             if text is None:
                 continue
+            if text != row["text"]:  # the node's description is its current first fact: say the shown one
+                first = next((line for line in text.split("\n") if FACT_DATE_RE.match(line)), "")
+                shown["description"] = line_text(first)
         kept.append(candidate)
-        out.append({**row, "text": text})
+        out.append({**shown, "text": text})
     return kept, out
+
+
+def links_in_time(results: list[SearchResult], filters: Filters | None) -> None:
+    """Drop the links to and from notes dated after `until`/`as_of`: a result answering as of a
+    day does not show, through its links, what was said later."""
+    last = min(filter(None, (filters.until, filters.as_of)), default=None) if filters else None
+    if last is None:
+        return
+    for result in results:
+        result.links = [link for link in result.links if not (date_of(link.path) and date_of(link.path) > last)]
 
 
 def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
@@ -385,10 +400,12 @@ def _message_line(line: str) -> str:
     return message_line(message) if isinstance(message, dict) else line
 
 
-def attach_links(settings: Settings, results: list[SearchResult], limit: int = 10) -> None:
+def attach_links(settings: Settings, results: list[SearchResult], limit: int = 10,
+                 filters: Filters | None = None) -> None:
     """`expand_links` for results searched with `link_limit=0` (e.g. only the hits packed)."""
     lay = layout(settings)
     expand_links(open_index(lay, settings), lay, results, limit)
+    links_in_time(results, filters)
 
 
 def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchResult],
