@@ -40,23 +40,21 @@ def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) 
     if lay.root.exists():
         shutil.rmtree(lay.root)
     init_workspace(lay)
-    logs = {}
     last = None
     for number in session_numbers(sample["conversation"]):
         sid = session_id(sample, number)
         result = auto_memory(settings, session_messages(sample, number), sid, writer=writer)
-        logs[log_path(lay, sid)] = [m.get("id", "") for m in read_log(lay, sid)]
         last = max(filter(None, [last, result.date]), default=None)
     run_index(settings)
     if dream and last:
         from memflow.tasks.dream import run_dream
 
         run_dream(settings, last, max_units=100_000, max_notes=100_000)
-    return logs
+    return built_logs(sample, settings)
 
 
 def built_logs(sample: dict, settings: Settings) -> dict:
-    """`build_workspace`'s answer for a workspace an earlier job of the run built."""
+    """{session log path: turn ids} of a built workspace (this job's or an earlier one's)."""
     lay = layout(settings)
     logs = {}
     for number in session_numbers(sample["conversation"]):

@@ -236,4 +236,9 @@ def unique_path(lay: Layout, folder: str, stem: str, suffix: str = ".md", curren
 
 def today(settings: Settings) -> date:
     """Today's date in the workspace timezone."""
-    return datetime.now(ZoneInfo(settings.timezone)).date()
+    return today_in(settings.timezone)
+
+
+def today_in(tz: str, now: datetime | None = None) -> date:
+    """Today in timezone `tz` (`now`: an aware instant instead of the clock)."""
+    return (now or datetime.now(ZoneInfo(tz))).astimezone(ZoneInfo(tz)).date()

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +23,7 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
-from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path
+from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
@@ -79,11 +78,16 @@ def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
         mask = pc.and_(mask, pc.starts_with(docs["path"], filters.prefix))
     if filters.since:
         mask = pc.and_(mask, pc.greater_equal(docs["date"], pa.scalar(filters.since)))
-    last = min(filter(None, (filters.until, filters.as_of)), default=None)
+    last = last_day(filters)
     if last:  # a digest chunk's older lines may be inside: its lines are filtered (in_time)
         mask = pc.and_(mask, pc.or_(pc.less_equal(docs["date"], pa.scalar(last)),
                                     pc.equal(docs["layer"], "digest")))
     return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
+def last_day(filters: Filters) -> date | None:
+    """The last day a search may show: the earlier of `until` and `as_of`."""
+    return min(filter(None, (filters.until, filters.as_of)), default=None)
 
 
 def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
@@ -95,19 +99,19 @@ def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
 
 
 def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int, filters: Filters,
-                   settings: Settings | None = None) -> list[tuple[str, float]]:
+                   settings: Settings) -> list[tuple[str, float]]:
     """BM25 top-n; with `settings.prf_terms`, a second pass with the feedback terms added, and
     with `settings.note_weight`, each hit lifted by its file's other hits."""
     mask = row_mask(index, filters)
     hits = keyword.top_k(index, tokens, n, mask)
-    if settings is not None and settings.prf_terms and hits:
+    if settings.prf_terms and hits:
         extra = feedback_terms(index, tokens, hits[:settings.prf_docs], settings.prf_terms,
                                settings.keyword_tokenizer)
         if extra:
             weights = {t: float(tokens.count(t)) for t in tokens}
             weights.update({t: settings.prf_weight * w for t, w in extra.items()})
             hits = keyword.top_k(index, list(weights), n, mask, weights)
-    if settings is not None and settings.note_weight and hits:
+    if settings.note_weight and hits:
         hits = note_scores(index, hits, settings.note_weight)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
@@ -143,11 +147,12 @@ def feedback_terms(index: keyword.KeywordIndex, tokens: list[str], hits: list[tu
 def note_scores(index: keyword.KeywordIndex, hits: list[tuple[int, float]],
                 weight: float) -> list[tuple[int, float]]:
     """Each hit's score plus `weight` times the scores of the other hits in its file, re-sorted."""
-    paths = index.docs.column("path")
+    column = index.docs.column("path")
+    paths = [column[row].as_py() for row, _ in hits]
     per_file: dict[str, float] = {}
-    for row, score in hits:
-        per_file[paths[row].as_py()] = per_file.get(paths[row].as_py(), 0.0) + score
-    lifted = [(row, score + weight * (per_file[paths[row].as_py()] - score)) for row, score in hits]
+    for path, (_, score) in zip(paths, hits):
+        per_file[path] = per_file.get(path, 0.0) + score
+    lifted = [(row, score + weight * (per_file[path] - score)) for path, (row, score) in zip(paths, hits)]
     return sorted(lifted, key=lambda pair: (-pair[1], pair[0]))
 
 
@@ -249,11 +254,6 @@ def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],
     return sorted(weighed, key=lambda pair: -pair[1])
 
 
-def today_in(tz: str, now: datetime | None = None) -> date:
-    """Today in the workspace timezone (`now`: an aware instant instead of the clock)."""
-    return (now or datetime.now(ZoneInfo(tz))).astimezone(ZoneInfo(tz)).date()
-
-
 def time_factors(index: keyword.KeywordIndex, window: tuple[date, date] | None, time_weight: float,
                  recency_weight: float, half_life_days: float) -> np.ndarray | None:
     """One score factor per snapshot row: `1 + time_weight` for a chunk dated inside the window
@@ -266,7 +266,8 @@ def time_factors(index: keyword.KeywordIndex, window: tuple[date, date] | None, 
     factor = np.ones(len(days))
     if window is not None:
         first, last = (d.toordinal() - date(1970, 1, 1).toordinal() for d in window)
-        inside = dated & (np.nan_to_num(days, nan=-1) >= first) & (np.nan_to_num(days, nan=-1) <= last)
+        filled = np.nan_to_num(days, nan=-1)
+        inside = dated & (filled >= first) & (filled <= last)
         factor = factor * np.where(inside, 1.0 + time_weight, 1.0)
     if recency_weight and dated.any():
         age = np.nanmax(days) - np.nan_to_num(days, nan=np.nanmin(days))
@@ -281,8 +282,7 @@ def in_time(fused: list, rows: list[dict], filters: Filters) -> tuple[list, list
         return fused, rows
     kept, out = [], []
     for candidate, row in zip(fused, rows):
-        text = row["text"]
-        shown = dict(row)
+        text, shown = row["text"], {**row}
         if row.get("layer") == "digest":
             if filters.as_of:
                 text = as_of_text(text, filters.as_of)
@@ -293,19 +293,20 @@ def in_time(fused: list, rows: list[dict], filters: Filters) -> tuple[list, list
             if text != row["text"]:  # the node's description is its current first fact: say the shown one
                 first = next((line for line in text.split("\n") if FACT_DATE_RE.match(line)), "")
                 shown["description"] = line_text(first)
+        shown["text"] = text
         kept.append(candidate)
-        out.append({**shown, "text": text})
+        out.append(shown)
     return kept, out
 
 
 def links_in_time(results: list[SearchResult], filters: Filters | None) -> None:
     """Drop the links to and from notes dated after `until`/`as_of`: a result answering as of a
     day does not show, through its links, what was said later."""
-    last = min(filter(None, (filters.until, filters.as_of)), default=None) if filters else None
+    last = last_day(filters) if filters else None
     if last is None:
         return
     for result in results:
-        result.links = [link for link in result.links if not (date_of(link.path) and date_of(link.path) > last)]
+        result.links = [link for link in result.links if (date_of(link.path) or last) <= last]
 
 
 def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:

@@ -18,16 +18,10 @@ from datetime import date, timedelta
 
 from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
+from memflow.tasks.ground.markdown import iso_date as _day
 from memflow.tasks.ground.markdown import line_date
 
 _SOURCE_DATE_RE = re.compile(r"\[\[[^\]]*?(\d{4}-\d{2}-\d{2})[^\]]*\]\]")
-
-
-def _day(text: str) -> date | None:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 def as_of_text(text: str, day: date) -> str | None:

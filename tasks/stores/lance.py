@@ -65,6 +65,17 @@ def read_tables(folder: Path, columns: dict[str, list[str]]) -> dict[str, pa.Tab
     return {name: _columns(db.open_table(name), cols) for name, cols in columns.items()}
 
 
+def _optimize(table, keep_seconds: float) -> None:
+    """Compact `table` and drop its versions older than `keep_seconds` (0: all but the newest,
+    which LanceDB warns about; the caller holds the workspace lock)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table.optimize(cleanup_older_than=timedelta(seconds=keep_seconds),
+                       delete_unverified=keep_seconds == 0)
+
+
 class IndexStore:
     """Open index tables of one workspace (creates them when missing)."""
 
@@ -155,13 +166,14 @@ class IndexStore:
         """The embedded-text sha256s of every vectors table (of the given files only)."""
         shas: set[str] = set()
         for name in self.db.list_tables().tables:
-            if name.startswith("vectors_"):
-                table = self.db.open_table(name)
-                query = table.search()
-                for i in range(0, len(paths), _IN_BATCH) if paths is not None else [None]:
-                    part = query if i is None else query.where(_in("path", paths[i:i + _IN_BATCH]))
-                    rows = part.select(["text_sha"]).limit(None).to_arrow()
-                    shas.update(sha for sha in rows.column("text_sha").to_pylist() if sha)
+            if not name.startswith("vectors_"):
+                continue
+            table = self.db.open_table(name)
+            parts = [_columns(table, ["text_sha"])] if paths is None else [
+                table.search().where(_in("path", paths[i:i + _IN_BATCH])).select(["text_sha"])
+                .limit(None).to_arrow() for i in range(0, len(paths), _IN_BATCH)]
+            for part in parts:
+                shas.update(filter(None, part.column("text_sha").to_pylist()))
         return shas
 
     def vector_matrix(self, model: str, dims: int) -> tuple[pa.Array, np.ndarray]:
@@ -174,13 +186,8 @@ class IndexStore:
     def compact(self, keep_seconds: float = 60) -> None:
         """Compact every table and drop versions older than `keep_seconds` (0 after a forget:
         deleted rows must not survive in old versions)."""
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name in self.db.list_tables().tables:
-                self.db.open_table(name).optimize(cleanup_older_than=timedelta(seconds=keep_seconds),
-                                                  delete_unverified=keep_seconds == 0)
+        for name in self.db.list_tables().tables:
+            _optimize(self.db.open_table(name), keep_seconds)
 
 
 class EmbeddingCache:
@@ -220,14 +227,9 @@ class EmbeddingCache:
     def forget(self, shas: set[str]) -> None:
         """Drop these texts' vectors from every model's cache, old versions included (a forgotten
         text's vector must not outlive it: embeddings can be inverted to approximate text)."""
-        import warnings
-        from datetime import timedelta
-
         wanted = sorted(shas)
         for name in self.db.list_tables().tables if wanted else []:
             table = self.db.open_table(name)
             for i in range(0, len(wanted), _IN_BATCH):
                 table.delete(_in("text_sha", wanted[i:i + _IN_BATCH]))
-            with warnings.catch_warnings():  # the caller holds the workspace lock
-                warnings.simplefilter("ignore")
-                table.optimize(cleanup_older_than=timedelta(seconds=0), delete_unverified=True)
+            _optimize(table, 0)
