@@ -29,6 +29,7 @@ class Unit(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     subject: str = ""
     date: str = ""
+    split: bool = False  # one of several statements of one line (they share its source link)
 
 
 class ExtractResult(BaseModel):

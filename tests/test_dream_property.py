@@ -1,7 +1,8 @@
 """Property: random sequences of captures, edits of daily notes and dreams never change a digest
-fact line whose subject and attribute were not in the run's new evidence. A line may only be
-replaced (moved under the new value as history) by a fact of the same subject stating all of its
-attributes, or gain source links from a fact saying the same; history lines never change."""
+fact line that the run's new evidence did not address. A line may only be replaced (moved under the
+new value as history) by a fact of the same subject that shows the value changed
+(`change.relation` says "replaces"), or gain source links from one saying the same; history
+lines never change."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from memflow.schemas.notes import Note
 from memflow.tasks.capture.conversation import auto_memory
 from memflow.tasks.dream import digest
 from memflow.tasks.dream.consolidation import extract_units, speaker
-from memflow.tasks.dream.facts import attributes_of
 from memflow.tasks.dream.nightly import pending_notes, run_dream
 from memflow.tasks.ground.notes import parse_note
 
@@ -62,10 +62,8 @@ def check_run(lay, before: dict, before_raw: dict, evidence: list[tuple[str, str
             if before_raw[rel][fact_line.line] in after_lines:
                 continue
             subject = parse_note(rel, "\n".join(before_raw[rel])).metadata["subject"]
-            allowed = [text for key, text in evidence if key == subject and (
-                (attributes_of(speaker(fact_line.text)[1])
-                 and same_fact(speaker(text)[1], speaker(fact_line.text)[1]) == "replaces")
-                or same_fact(speaker(text)[1], speaker(fact_line.text)[1]) == "same")]
+            allowed = [text for key, text in evidence if key == subject and
+                       same_fact(speaker(text)[1], speaker(fact_line.text)[1]) in ("replaces", "same")]
             assert allowed, f"{rel}: {fact_line.text!r} changed without evidence about it"
             assert any(fact_line.text in line for line in after_lines), "its text is kept"
 

@@ -2,11 +2,12 @@
 interest topics. Deterministic, so a labelled fixture can pin its actions.
 
 One unit per fact line worth remembering (`facts.is_memory`), about one subject
-(`facts.subject_of`). A decision compares it with the facts of that subject's node:
-the same fact -> CORROBORATE (its source is added to the line), the same attribute with another
-value -> CORRECT (the new value first, the old one kept as dated history), part of an older
-fact's attributes -> REFINE above that fact (the old line stays whole), anything else ->
-REFINE (a new line); no node for the subject -> CREATE.
+(`facts.subject_of`). A line stating several facts is split first (`change.clauses`). A decision
+compares a unit with the facts of that subject's node (`change.relation`): the same statement ->
+CORROBORATE (its source is added to the line), evidence that a value changed (one slot of the
+same frame, or the old value named) -> CORRECT (the new value first, the old one kept as dated
+history), anything else -> REFINE (a new line beside the others); no node for the subject ->
+CREATE.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from memflow.schemas.dream import (
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.dream.digest import facts_of, plain
-from memflow.tasks.dream.facts import is_memory, same_fact, slug, subject_of
+from memflow.tasks.dream.change import clauses
+from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.workspace import date_of
 
 _BULLET_RE = re.compile(r"^\s*[-*+]\s+(.*\S)\s*$")
@@ -86,28 +88,49 @@ def make_unit(fact: Evidence) -> Unit:
                 date=day.isoformat() if day else "")
 
 
+def split_fact(fact: Evidence) -> list[Evidence]:
+    """A line stating several facts -> one evidence per statement (same line, same speaker),
+    so a later change of one leaves the others current."""
+    who, said = speaker(fact.text)
+    if subject_of(said, who).bucket == "procedure":
+        return [fact]  # the steps of a procedure are one thing to know, in their order
+    parts = clauses(said)
+    if len(parts) < 2:
+        return [fact]
+    prefix = f"{who}: " if who else ""
+    return [fact.model_copy(update={"text": prefix + part}) for part in parts]
+
+
 def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
-    """One unit per fact, oldest note first; each with the note it came from."""
-    return [(make_unit(fact), note.path) for note in notes for fact in note_facts(note)]
+    """One unit per statement, oldest note first; each with the note it came from. The units of
+    a split line are marked (`split`), so each is consolidated on its own."""
+    out = []
+    for note in notes:
+        for fact in note_facts(note):
+            parts = split_fact(fact)
+            for part in parts:
+                unit = make_unit(part)
+                out.append((unit.model_copy(update={"split": len(parts) > 1}), note.path))
+    return out
 
 
 def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str) -> Decision:
-    """Unit + the nodes of its subject (path -> text) -> one decision."""
+    """Unit + the nodes of its subject (path -> text) -> one decision. The same statement again
+    anywhere in them corroborates it; else a current fact it shows to have changed (the
+    closest, when several) is corrected; else it is a new line beside the others."""
     fact = unit.summary
     _, said = speaker(fact)
-    above = None
+    replaced = []
     for path, text in candidates.items():
         for known in facts_of(text):
             relation = same_fact(said, speaker(known.text)[1])
             if relation == "same":
                 return Corroborate(path=path, fact=known.text, reason="the same fact again")
             if relation == "replaces":
-                return Correct(path=path, old=known.text, new=fact,
-                               reason="the same attribute with a newer value")
-            if relation == "precedes" and above is None:
-                above = (path, known.text)
-    if above:
-        return Refine(path=above[0], additions=[fact], before=above[1])
+                replaced.append((similarity(said, speaker(known.text)[1]), path, known.text))
+    if replaced:
+        _, path, old = max(replaced, key=lambda r: r[0])
+        return Correct(path=path, old=old, new=fact, reason="the same statement with a new value")
     if candidates:
         return Refine(path=list(candidates)[-1], additions=[fact])
     return Create(path=new_path, name=unit.name, description=fact[:200], claims=[fact])

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.dream.change import relation, strip_marker, subject_phrase
+from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 
@@ -43,10 +44,34 @@ def _chatter(sentence: str) -> bool:
     return not bare or bool(_SMALL_TALK.match(bare) or _PLEASANTRY.match(bare) or _MARKER.match(bare))
 
 
+_LINK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)|https?://\S+")
+_CONFIG_RE = re.compile(r"^[\"']?[\w.-]+[\"']?\s*(?::|=|:=)\s*\S.*$")
+_CODE_CHARS = set("{}[]()<>;=$`|\\")
+
+
+def is_scaffolding(text: str) -> bool:
+    """Code, configuration and link lines are not facts: a `key: value` / `KEY=value` line, a
+    line dense in code punctuation, or one that is nothing but links once they are taken out."""
+    bare = strip_marker(text.strip())
+    if _CONFIG_RE.match(bare):  # `port: 5432`, `DATABASE_URL=...`, not `Note: my dentist is Dr Li`
+        key, value = re.split(r":=|=|:", bare, maxsplit=1)
+        key = key.strip().strip("\"'")
+        if re.search(r"[_.-]", key) or key.isupper() or (key.islower() and len(value.split()) <= 3):
+            return True
+    if len(bare) >= 12 and sum(c in _CODE_CHARS for c in bare) / len(bare) > 0.08:
+        return True
+    rest = _LINK_RE.sub(" ", bare)
+    return rest != bare and len([w for w in re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", rest)
+                                 if w.lower() not in STOPWORDS]) < 2
+
+
 def is_memory(text: str) -> bool:
     """False for what is not worth remembering: greetings, acknowledgements, assistant
-    pleasantries, markers such as `(read in part)`, table or CSV header rows, bare fragments."""
-    bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", text.strip()).strip()
+    pleasantries, markers such as `(read in part)`, table or CSV header rows, bare fragments,
+    code, configuration and link-only lines."""
+    if is_scaffolding(text):
+        return False
+    bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", strip_marker(text.strip())).strip()
     if all(_chatter(s) for s in re.split(r"[.!?,;。！？，；]\s*", bare)):
         return False
     cells = [c.strip() for c in re.split(r"[,;|\t]", bare) if c.strip()]
@@ -248,7 +273,9 @@ for when if""".split())
 
 
 def subject_of(text: str, who: str = "") -> Subject:
-    """The subject of one fact line (`who` is the speaker the note names, if any)."""
+    """The subject of one fact line (`who` is the speaker the note names, if any), named in the
+    line's own words (never stems; a leading turn or session marker is not a subject)."""
+    text = strip_marker(text)
     attribute = attribute_of(text)
     group = _GROUP_RE.search(text)
     if _PROCEDURE_START.match(text.strip()) or (_IDENTIFIER_RE.search(text) and not group
@@ -271,39 +298,22 @@ def subject_of(text: str, who: str = "") -> Subject:
         facet = facet_of(text, attribute)
         name = f"{person[:1].upper()}{person[1:]} – {facet}"
         return Subject(f"person:{slug(person)}:{slug(facet)}", name, "personal")
+    label = subject_phrase(text)
+    if label and label.split()[0] not in _NOT_NAMES:  # what the sentence is about, in its words
+        return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
     proper = [m for m in _PROPER_RE.findall(text) if m.split()[0] not in _NOT_NAMES]
     if proper:
         return Subject(f"thing:{slug(proper[0])}", proper[0], "wiki")
     if group:
         label = f"{group.group(1)} {group.group(2)}".lower()
         return Subject(f"group:{slug(label)}", label[:1].upper() + label[1:], "wiki")
-    words = sorted(terms(text) - set(numbers(text)), key=lambda t: (-len(t), t))[:2]
-    label = " ".join(sorted(words)) or text[:24]
+    label = subject_phrase(text) or " ".join(text.split()[:3])
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 
 
-CHANGE_CUES = re.compile(
-    r"\b(moved|moving|switched|switching|changed|changing|now|no longer|not anymore|anymore|instead|"
-    r"actually|correction|corrected|replaced|new|newly|from .{1,30} to|these days|nowadays)\b|"
-    r"搬到|搬去|现在|改成|改为|换成|不再|其实|已经|新的|更正", re.IGNORECASE)
-
-
 def same_fact(new: str, old: str) -> str | None:
-    """How a new fact relates to an older one about the same subject:
-    - "same": it says the same thing (the same attributes and values, or nearly the same words);
-    - "replaces": it states every attribute the old one does, with another value;
-    - "precedes": it restates some of the old fact's attributes but not all, so the old line
-      stays whole and the new one goes above it (never a partial rewrite);
-    - None: a different fact."""
-    attrs_new, attrs_old = attributes_of(new), attributes_of(old)
-    if attrs_old and attrs_old <= attrs_new:
-        nums_new, nums_old = set(numbers(new)), set(numbers(old))
-        changed = bool(CHANGE_CUES.search(new))
-        if nums_old and nums_new == nums_old and not changed:
-            return "same"  # also across languages: "four years old" and "四岁"
-        if not nums_old and not nums_new and not changed and similarity(new, old) >= 0.75:
-            return "same"
-        return "replaces"
-    if attrs_old & attrs_new:
-        return "precedes"
-    return "same" if similarity(new, old) >= 0.75 else None
+    """How a new fact relates to an older one about the same subject (`change.relation`):
+    "same" (the same statement again), "replaces" (the new statement shows that the value
+    changed: one slot of the same frame holds a new value of the same kind, or it names the old
+    value), or None (another fact, kept beside the old one)."""
+    return relation(new, old)

@@ -225,7 +225,7 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, st
                                             related, extra), True
     path = decision.path
     before = read_text(lay.root / path)
-    if set(links) <= digest.cited(before):
+    if set(links) <= digest.cited(before) and not unit.split:
         return path, None, False  # every source is there already: an idempotent re-run
     touched = None
     match decision:
@@ -245,7 +245,7 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, st
             after = digest.supersede(before, touched, day, digest.plain(new), links)
             after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
     digest.check_only_changed(before, after, touched)
-    return path, after, False
+    return path, (None if after == before else after), False
 
 
 def check_same_attribute(new: str, old: str) -> None:
@@ -293,7 +293,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
               with_search: bool = False) -> ActionRecord:
     lay = layout(settings)
     links = evidence_links(unit)
-    if links and set(links) <= digest_citations(lay):
+    if links and not unit.split and set(links) <= digest_citations(lay):
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"

@@ -1,0 +1,419 @@
+"""When a new statement changes an old one (pure): the sentence's own structure, not a lexicon.
+
+A fact is replaced only with evidence that it changed. Two statements are compared as token
+sequences (content words, values and prepositions; other function words left out) aligned with
+each other, and the new one *replaces* the old one only when
+
+- **one slot differs** (`slot`): the two share a frame and differ in exactly one place, where
+  each holds a value of the same kind (a number with the same unit, a name, an identifier, a
+  word), and that place is not a qualifier (a prepositional phrase after an object: "tea *at
+  breakfast*" and "tea *at the gym*" are two occasions, not a change);
+- **the old frame is restated with a modifier** (`restated`): every word of the old statement is
+  in the new one, one slot holds a new value of the same kind, and at most one word is added
+  that is not a qualifier ("my *new* manager is ...", "uptime *improved* to 99.95%");
+- **the old value is named** (`named`): the new statement is about the same subject, mentions a
+  value of the old one and a new value of the same kind, with a preposition between them ("from
+  Leeds to Bristol", "instead of Redis", "from 1.2 s down to 400 ms"; for plain words only the
+  explicit "from X to Y").
+
+Anything else stands beside the old statement. The only word lists are closed grammatical
+classes (the tokenizer's stopwords, prepositions, personal pronouns), never attributes or topics,
+so the rule holds for subjects and values no list foresaw. Chinese is cut into words at its
+function characters (的, 是, 在, 了 ...), so it needs no segmenter or dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+PREPOSITIONS = frozenset("""at on in for with before after during from to into onto by near under over
+between without about of off through until via per than instead across around behind beside
+within""".split())
+PRONOUNS = frozenset("i we you he she they it 我 你 他 她 它".split())
+_HAN_STOP = frozenset("的了是在也都着吗呢吧啊就和与及而或很还又已经我你他她它们")
+_HAN_PREP = frozenset("从到成为改换")  # "从A到B", "改成B", "换为B": the named-value structure
+_EN_NUMBERS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_ZH_DIGITS = "零一二两三四五六七八九十百"
+_TOKEN_RE = re.compile(
+    rf"(?P<code>`[^`]+`|(?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+|\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+\b)"
+    rf"|(?P<num>[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[A-Za-z]{{1,4}}\b)?)"
+    rf"|(?P<word>[A-Za-z\u00C0-\u024F][A-Za-z0-9_'\u00C0-\u024F-]*)"
+    rf"|(?P<zhnum>[{_ZH_DIGITS}]+)"
+    rf"|(?P<han>(?:(?![{_ZH_DIGITS}])[{_HAN}])+)"
+    rf"|(?P<arrow>->|→|=>)"
+    rf"|(?P<end>[.!?;。！？；])")
+
+
+@dataclass(frozen=True)
+class Tok:
+    surface: str
+    norm: str    # what is compared: lowercase stem, numbers as digits
+    kind: str    # num | name | code | word | han | prep | stop
+    unit: str = ""
+
+
+def _zh_value(run: str) -> str:
+    digits = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"两": "2"}
+    if "十" not in run and "百" not in run:
+        return "".join(digits.get(c, c) for c in run)
+    head, _, rest = run.partition("十")
+    return str((int(digits.get(head, "1")) if head else 1) * 10 + (int(digits.get(rest, "0")) if rest else 0)) \
+        if "百" not in run else run
+
+
+def _stem(word: str) -> str:
+    stems = tokenize(word)
+    return stems[0] if stems else word.lower()
+
+
+@lru_cache(maxsize=20_000)
+def toks(text: str) -> tuple[Tok, ...]:
+    """The statement as typed tokens (cached: the dream compares a line with many)."""
+    out: list[Tok] = []
+    start = True  # a capital at the start of a sentence is not a name
+    for match in _TOKEN_RE.finditer(text):
+        kind, surface = match.lastgroup, match.group(0)
+        if kind == "end":
+            start = True
+            continue
+        if kind == "code":
+            out.append(Tok(surface, surface.strip("`").lower(), "code"))
+        elif kind == "num":
+            value = re.match(r"[$€£¥]?[\d.,:]+", surface).group(0).rstrip(".,:")
+            out.append(Tok(surface, value.replace(",", ""), "num", surface[len(value):].lower()))
+        elif kind == "zhnum":
+            out.append(Tok(surface, _zh_value(surface), "num"))
+        elif kind == "han":
+            out.extend(_han_words(surface))
+        elif kind == "arrow":
+            out.append(Tok(surface, "to", "prep"))
+        else:
+            out.append(_word(surface, start))
+        start = False
+    return tuple(_with_units(out))
+
+
+def _han_words(run: str) -> list[Tok]:
+    """A run of Chinese characters, cut at its function characters (的, 是, 在 ...): each piece
+    between them is one word ("我住在杭州" -> 我 住 在 杭州)."""
+    out, word = [], ""
+    for char in run:
+        if char in _HAN_STOP or char in _HAN_PREP:
+            if word:
+                out.append(Tok(word, word, "han"))
+            out.append(Tok(char, char, "stop" if char in _HAN_STOP else "prep"))
+            word = ""
+        else:
+            word += char
+    return out + ([Tok(word, word, "han")] if word else [])
+
+
+def _word(surface: str, sentence_start: bool) -> Tok:
+    lower = surface.lower()
+    if lower in _EN_NUMBERS:
+        return Tok(surface, _EN_NUMBERS[lower], "num")
+    if lower in PREPOSITIONS:
+        return Tok(surface, lower, "prep")
+    if lower in STOPWORDS or lower.rstrip("'s") in STOPWORDS:
+        return Tok(surface, lower, "stop")
+    mixed = any(c.isdigit() for c in surface) or any(c.isupper() for c in surface[1:])
+    name = mixed or (surface[0].isupper() and not sentence_start)
+    return Tok(surface, _stem(surface) if not name else lower, "name" if name else "word")
+
+
+def _with_units(tokens: list[Tok]) -> list[Tok]:
+    """A number's unit is its suffix (`40k`, `350ms`) or the word after it (`350 ms`, `6 engineers`)."""
+    out = list(tokens)
+    for i, tok in enumerate(out):
+        if tok.kind == "num" and not tok.unit and i + 1 < len(out) and out[i + 1].kind in ("word", "han"):
+            out[i] = Tok(tok.surface, tok.norm, "num", out[i + 1].norm)
+    return out
+
+
+def _seq(text: str) -> list[Tok]:
+    """Content, values and prepositions; Chinese function characters stay as word boundaries."""
+    return [t for t in toks(text) if t.kind != "stop" or _is_han(t.surface)]
+
+
+def _is_han(text: str) -> bool:
+    return bool(re.match(f"[{_HAN}]", text))
+
+
+def _content(tokens: list[Tok]) -> list[Tok]:
+    return [t for t in tokens if t.kind not in ("prep", "stop")]
+
+
+def _part_kind(part: list[Tok]) -> str | None:
+    kinds = {t.kind for t in part}
+    if "prep" in kinds or not part:
+        return None
+    for kind in ("num", "code", "name"):
+        if kind in kinds:
+            return kind
+    return "word"
+
+
+def _subject_run(text: str) -> list[Tok]:
+    """The words a statement is about: a leading personal pronoun; else its first run of plain
+    words, without its last word when no function word follows the run (that word is the verb:
+    "Jonas *lives* in", "the queue *takes* 3 s"; "the quarterly budget *is*" keeps both); else its
+    first name. At most two words."""
+    tokens = toks(strip_marker(text))
+    if _pronoun_led(text):
+        return [tokens[0]]
+    run: list[Tok] = []
+    follower = None
+    for tok in tokens:
+        if tok.kind in ("word", "han"):
+            run.append(tok)
+            continue
+        if run or tok.kind in ("prep", "num"):
+            follower = tok
+            break
+        if tok.kind in ("name", "code"):
+            return [tok]
+    if len(run) >= 2 and (follower is None or follower.kind != "stop"):
+        run = run[:-1]
+    return run[:2]
+
+
+def subject(text: str) -> str:
+    """Who or what a statement is about, compared form ("the quarterly budget is ..." ->
+    "quarterli budget")."""
+    return " ".join(t.norm for t in _subject_run(text))
+
+
+def subject_phrase(text: str) -> str:
+    """The subject as written, for naming a node ("Quarterly budget", "Jonas")."""
+    return " ".join(t.surface.strip("`") for t in _subject_run(text) if t.norm not in PRONOUNS)
+
+
+_MARKER_RE = re.compile(r"^\s*(?:[\[(<][^\])>]{0,40}[\])>]\s*|[A-Z][A-Za-z]{0,15}\s*#?\d+[:.)]\s+|"
+                        r"[A-Z]\d+:\d+\s+)+")
+
+
+def strip_marker(text: str) -> str:
+    """`[Turn 12] ...`, `Session 3: ...`, `D1:3 ...` -> the statement without its marker."""
+    return _MARKER_RE.sub("", text, count=1)
+
+
+def _same_subject(a: str, b: str) -> bool:
+    """"manager" and "new manager" are one subject; "i" and "sister" are not."""
+    words_a, words_b = set(a.split()), set(b.split())
+    return bool(words_a) and (words_a <= words_b or words_b <= words_a)
+
+
+def _pronoun_led(text: str) -> bool:
+    tokens = toks(text)
+    return bool(tokens) and tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS
+
+
+# Past forms of common irregular verbs, and the regular "-ed": a frame in the past tense tells
+# of an event ("I visited Rome", "we went to the cinema"), and two events are two facts, never a
+# change of value. A closed grammatical class, not a list of topics.
+_IRREGULAR_PAST = frozenset("""went met saw got had took made came gave found bought ran ate drank
+wrote left lost won began did said told brought thought felt kept sold sent spent built caught
+taught fought flew drove rode swam sang sat stood heard held paid read""".split())
+
+
+_BE = frozenset("is are was were be been being am 's 're".split())
+
+
+def _past_frame(text: str, frame: list[Tok]) -> bool:
+    """Is a word of the frame a verb in the past tense (not a participle after a form of "be":
+    "is backed up", "was born")?"""
+    tokens = toks(text)
+    for i, tok in enumerate(tokens):
+        word = tok.surface.lower()
+        if tok in frame and tok.kind == "word" and (word in _IRREGULAR_PAST or (word.endswith("ed") and len(word) > 4)):
+            if not (i > 0 and tokens[i - 1].surface.lower() in _BE):
+                return True
+    return False
+
+
+def _is_qualifier(seq: list[Tok], start: int, pronoun_led: bool) -> bool:
+    """Is the slot at `seq[start]` the object of a prepositional phrase that follows an object
+    ("I drink tea *at* breakfast", "the team drinks tea *at* lunch"), rather than the predicate's
+    own complement ("I live *in* Leeds", "my sister lives *in* Porto")?"""
+    if start == 0 or seq[start - 1].kind != "prep" or seq[start - 1].norm in _HAN_PREP:
+        return False
+    before = [t for t in seq[:start - 1] if t.kind != "prep"]
+    return len(before) >= (2 if pronoun_led else 3)
+
+
+def _values(part: list[Tok], kind: str) -> list[Tok]:
+    return [t for t in part if t.kind == kind or (kind == "word" and t.kind == "han")]
+
+
+def _units_match(old: list[Tok], new: list[Tok]) -> bool:
+    units_old = {t.unit for t in old if t.kind == "num"}
+    units_new = {t.unit for t in new if t.kind == "num"}
+    return not units_old or not units_new or bool(units_old & units_new)
+
+
+def slot_change(new: str, old: str) -> str | None:
+    """"slot" or "restated" when the new statement restates the old one's frame with another
+    value in one slot (see the module docstring); None otherwise."""
+    a, b = _seq(old), _seq(new)
+    if not _same_subject(subject(old), subject(new)):
+        return None
+    ops = [op for op in SequenceMatcher(None, [t.norm for t in a], [t.norm for t in b],
+                                        autojunk=False).get_opcodes()
+           if op[0] != "equal" and not all(t.kind == "stop" for t in a[op[1]:op[2]] + b[op[3]:op[4]])]
+    replaced = [op for op in ops if op[0] == "replace"]
+    if len(replaced) != 1 or any(op[0] == "delete" for op in ops):
+        return None
+    _, i1, i2, j1, j2 = replaced[0]
+    region_old, region_new = a[i1:i2], b[j1:j2]
+    kind = _part_kind(region_old)
+    values_new = _values(region_new, kind) if kind else []
+    if not values_new or len(region_old) > 4 or len(values_new) > 4:
+        return None
+    if kind == "num" and not _units_match(region_old, values_new):
+        return None
+    inserted = [t for op in ops if op[0] == "insert" for t in b[op[3]:op[4]] if t.kind != "stop"]
+    extras = [t for t in region_new if t not in values_new and t.kind not in ("prep", "stop")] + \
+             [t for t in inserted if t.kind != "prep"]
+    if len(extras) > 1 or any(t.kind == "prep" for t in inserted):
+        return None
+    frame = [t for t, keep in zip(a, _in_frame(len(a), ops)) if keep and t.kind not in ("prep", "stop")]
+    if not frame or _past_frame(old, frame) or (kind == "word" and len(frame) < _min_frame(old, region_old)):
+        return None
+    if kind != "num" and _is_qualifier(a, i1, _pronoun_led(old)):
+        return None  # a number is a measure of the frame (`runs on 6 nodes`), not an occasion
+    return "restated" if extras else "slot"
+
+
+def _min_frame(old: str, region: list[Tok]) -> int:
+    """Words shared around a plain-word slot: two ("drink *black* tea"), or one for a Chinese
+    slot outside a completed event (了): "我住在*杭州*", not "我去了*北京*"."""
+    return 1 if all(t.kind == "han" for t in region) and "了" not in old else 2
+
+
+def _in_frame(n: int, ops: list[tuple]) -> list[bool]:
+    keep = [True] * n
+    for _, i1, i2, _, _ in ops:
+        for i in range(i1, i2):
+            keep[i] = False
+    return keep
+
+
+def named_change(new: str, old: str) -> bool:
+    """Does the new statement name a value of the old one and a new value of the same kind, with
+    a preposition between them ("from Leeds to Bristol"), about the same subject?"""
+    a, b = _seq(old), _seq(new)
+    subj = subject(old)
+    # the same head (the verb after it may differ: "the queue takes ...", "the queue went from")
+    if subj.split()[:1] != subject(new).split()[:1]:
+        return False
+    old_norms = {t.norm for t in a}
+    subject_norms = set(subj.split())
+    for i, value in enumerate(a):
+        if value.norm in subject_norms:
+            continue
+        if value.kind not in ("num", "name", "code") and not _word_from_to(b, value, old_norms):
+            continue
+        if value.kind == "word" or _is_qualifier(a, i, _pronoun_led(old)):
+            if value.kind == "word":
+                return True
+            continue
+        spots = [j for j, t in enumerate(b) if t.norm == value.norm]
+        fresh = [j for j, t in enumerate(b) if t.kind == value.kind and t.norm not in old_norms]
+        if any(any(t.kind == "prep" for t in b[min(s, f) + 1:max(s, f)]) for s in spots for f in fresh):
+            return True
+    return False
+
+
+def _word_from_to(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
+    """Plain words need the explicit "from <old> to <new>" (or 从<old>到/改成<new>)."""
+    if value.kind not in ("word", "han"):
+        return False
+    for j, tok in enumerate(b):
+        if tok.norm == value.norm and j > 0 and b[j - 1].norm in ("from", "从"):
+            after = b[j + 1:]
+            to = next((k for k, t in enumerate(after) if t.norm in ("to", "到", "成", "为")), None)
+            if to is not None and to + 1 < len(after) and after[to + 1].norm not in old_norms \
+                    and after[to + 1].kind in ("word", "han", "name"):
+                return True
+    return False
+
+
+def _han_share(text: str) -> float:
+    han = len(re.findall(f"[{_HAN}]", text))
+    return han / max(1, han + len(re.findall(r"[A-Za-z]", text)))
+
+
+def relation(new: str, old: str) -> str | None:
+    """"same" (the same statement again), "replaces" (evidence of a change, as above), or None
+    (another fact that stands beside the old one)."""
+    a, b = _content(_seq(old)), _content(_seq(new))
+    if not a or not b:
+        return None
+    if {t.norm for t in a} == {t.norm for t in b}:
+        return "same"
+    nums_a, nums_b = [t for t in a if t.kind == "num"], [t for t in b if t.kind == "num"]
+    if (_han_share(new) > 0.5) != (_han_share(old) > 0.5):
+        # Another language: no frame to align. A named thing restated with one number is the
+        # same measure of it ("Mochi is three years old", "Mochi现在四岁了").
+        names = {t.norm for t in a if t.kind in ("name", "word")} & {t.norm for t in b if t.kind in ("name", "word")}
+        if not names or len(nums_a) != 1 or len(nums_b) != 1:
+            return None
+        return "same" if nums_a[0].norm == nums_b[0].norm else "replaces"
+    values_a = {t.norm for t in a if t.kind in ("num", "name", "code")}
+    values_b = {t.norm for t in b if t.kind in ("num", "name", "code")}
+    norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
+    if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
+        return "same"
+    if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b):
+        return "replaces"
+    return None
+
+
+def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
+    """The same words in another order with one number changed, same unit ("my cat Mochi is
+    three years old" -> "Mochi, my cat, is four years old")."""
+    gone = {t.norm for t in a} - {t.norm for t in b}
+    added = {t.norm for t in b} - {t.norm for t in a}
+    if len(gone) != 1 or len(added) != 1:
+        return False
+    old = [t for t in a if t.norm in gone]
+    new = [t for t in b if t.norm in added]
+    return all(t.kind == "num" for t in old + new) and _units_match(old, new)
+
+
+_CLAUSE_SPLIT_RE = re.compile(r"\s*(?:,?\s+(?:and|but|while|whereas)\s+|;\s*|，(?:而且|并且|但是?|还)?|；)\s*")
+
+
+def clauses(text: str) -> list[str]:
+    """A line that states several facts, split into one statement each ("I live in Porto and
+    teach at the conservatory" -> "I live in Porto", "I teach at the conservatory"); a part too
+    small to be a statement ("salt and pepper", "between 3 and 5") stays joined. A part without a
+    subject of its own borrows the first part's pronoun."""
+    parts = [p for p in _CLAUSE_SPLIT_RE.split(text.strip()) if p]
+    if len(parts) < 2:
+        return [text]
+    merged: list[str] = []
+    joints = _CLAUSE_SPLIT_RE.findall(text.strip())
+    for i, part in enumerate(parts):
+        if merged and (len(_content(_seq(part))) < 2 or len(_content(_seq(merged[-1]))) < 2):
+            merged[-1] = f"{merged[-1]}{joints[i - 1]}{part}"
+        else:
+            merged.append(part)
+    if len(merged) < 2:
+        return [text]
+    lead = toks(merged[0])[0] if toks(merged[0]) else None
+    out = [merged[0].rstrip(" ,.;")]
+    for part in merged[1:]:
+        first = toks(part)[0] if toks(part) else None
+        if lead and _pronoun_led(merged[0]) and first and first.kind == "word" and part[:1].islower():
+            part = f"{lead.surface} {part}"
+        out.append(part.rstrip(" ,.;"))
+    return out

@@ -1,0 +1,225 @@
+"""The change rule on generated statements (issue #25): subjects, predicates, qualifiers and
+values are pseudo-words drawn from vocabularies of several hundred per slot, so no word list in
+the code can cover them; the seeds are not ones the rule was tuned on.
+
+Pure checks of `change.relation` (thousands of pairs) and a pipeline run: captures over several
+days with chains of values (A -> B -> C), qualifier pairs that must coexist, co-stated facts,
+short statements and values that restate nothing, nightly dreams, then the digest, default
+search and the packed context are checked for every question."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+
+import pytest
+
+from memflow import api
+from memflow.tasks.capture.conversation import auto_memory
+from memflow.tasks.dream import digest
+from memflow.tasks.dream.change import clauses, relation
+from memflow.tasks.dream.nightly import run_dream
+from memflow.tasks.recall import search
+
+SEEDS = [11, 29, 47, 83, 101]
+_ONSETS = "b c d f g h j k l m n p r s t v z br dr gr kl pl st tr sk".split()
+_VOWELS = "a e i o u ai ou".split()
+_HAN = "岚浔珂瑶琪锦澜昕沐筠晞煜栩湘漪翎缇芮璟霁骁珩蔚"
+
+
+def vocabulary(rng: random.Random, n: int, syllables: tuple[int, int] = (2, 3)) -> list[str]:
+    """`n` distinct pseudo-words (consonant-vowel syllables: none ends in "-ed")."""
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.randint(*syllables))))
+    return sorted(words)
+
+
+def han_vocabulary(rng: random.Random, n: int) -> list[str]:
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.sample(_HAN, 2)))
+    return sorted(words)
+
+
+@pytest.fixture(params=SEEDS)
+def vocab(request):
+    rng = random.Random(request.param)
+    slots = {slot: vocabulary(rng, 400) for slot in ("noun", "adj", "verb", "object", "qualifier", "unit")}
+    slots["name"] = [w.capitalize() for w in vocabulary(rng, 400)]
+    slots["han"] = han_vocabulary(rng, 300)
+    return rng, slots
+
+
+def pick(rng, slots, slot, k=1):
+    return rng.sample(slots[slot], k) if k > 1 else rng.choice(slots[slot])
+
+
+def test_one_slot_with_a_new_value_of_the_same_kind_is_a_change(vocab):
+    rng, v = vocab
+    for _ in range(200):
+        adj, noun, verb = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "verb")
+        a, b = pick(rng, v, "name", 2)
+        n1, n2 = rng.sample(range(2, 5000), 2)
+        unit = pick(rng, v, "unit")
+        pairs = [
+            (f"The {adj} {noun} {verb}s {a}.", f"The {adj} {noun} {verb}s {b}."),
+            (f"The {adj} {noun} is {n1} {unit}.", f"The {adj} {noun} is now {n2} {unit}."),
+            (f"I {verb} in {a}.", f"I {verb} in {b}."),
+            (f"My {noun} is {a}.", f"My new {noun} is {b}."),
+            (f"Our {noun} {verb}s {n1} {unit}.", f"Our {noun} {verb}s {n2} {unit} now."),
+        ]
+        for old, new in pairs:
+            assert relation(new, old) == "replaces", (old, new)
+
+
+def test_naming_the_old_value_is_a_change(vocab):
+    rng, v = vocab
+    for _ in range(200):
+        noun, verb = pick(rng, v, "noun"), pick(rng, v, "verb")
+        a, b = pick(rng, v, "name", 2)
+        n1, n2 = rng.sample(range(2, 900), 2)
+        unit = pick(rng, v, "unit")
+        o1, o2 = pick(rng, v, "object", 2)
+        pairs = [
+            (f"We {verb} {a} for the {noun}.", f"We moved the {noun} from {a} to {b}."),
+            (f"The {noun} {verb}s {a}.", f"The {noun} {verb}s {b} instead of {a}."),
+            (f"The {noun} takes {n1}.{n2 % 10} {unit}.", f"The {noun} went from {n1}.{n2 % 10} {unit} down to {n2} {unit}."),
+            (f"I always {verb} a {o1} before work.", f"I switched from {o1} to {o2} in the morning."),
+        ]
+        for old, new in pairs:
+            assert relation(new, old) == "replaces", (old, new)
+
+
+def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
+    rng, v = vocab
+    for _ in range(200):
+        verb, noun = pick(rng, v, "verb"), pick(rng, v, "noun")
+        o1, o2 = pick(rng, v, "object", 2)
+        q1, q2 = pick(rng, v, "qualifier", 2)
+        a, b = pick(rng, v, "name", 2)
+        n1, n2 = rng.sample(range(2, 900), 2)
+        unit = pick(rng, v, "unit")
+        pairs = [
+            (f"I {verb} {o1} at {q1}.", f"I {verb} {o2} at the {q2}."),      # another occasion
+            (f"I {verb} {o1} at {q1}.", f"I {verb} {o1} at {q2}."),          # same thing, another time
+            (f"The {noun} {verb}s {o1} during {q1}.", f"The {noun} {verb}s {o1} during {q2}."),
+            (f"I live in {a}.", f"My {noun} lives in {b}."),                  # another subject
+            (f"My {noun} lives in {a}.", f"I moved from {a} to {b}."),
+            (f"I visited {a}.", f"I visited {b}."),                           # two events
+            (f"We went to the {o1} {noun}.", f"We went to the {o2} {noun}."),
+            (f"I {verb} {n1} {unit}.", f"I {verb} {n2} {unit} on {q1}s."),   # a qualifier added
+            (f"I {verb} {o1} {q1}.", f"I {verb} {o2} {q2}."),                 # two slots differ
+        ]
+        for old, new in pairs:
+            assert relation(new, old) is None, (old, new)
+
+
+def test_the_same_statement_again_is_the_same(vocab):
+    rng, v = vocab
+    for _ in range(100):
+        noun, verb, a = pick(rng, v, "noun"), pick(rng, v, "verb"), pick(rng, v, "name")
+        assert relation(f"I {verb} in {a} now.", f"I {verb} in {a}.") == "same"
+        assert relation(f"The {noun} {verb}s {a}!", f"the {noun} {verb}s {a}.") == "same"
+
+
+def test_chinese_slots_change_and_occasions_stand_beside(vocab):
+    rng, v = vocab
+    for _ in range(200):
+        thing, q1, q2, x, y = rng.sample(v["han"], 5)
+        n1, n2 = rng.sample(range(2, 99), 2)
+        assert relation(f"我的{thing}是{y}。", f"我的{thing}是{x}。") == "replaces"
+        assert relation(f"我住在{y}。", f"我住在{x}。") == "replaces"
+        assert relation(f"{thing}有{n2}个人。", f"{thing}有{n1}个人。") == "replaces"
+        assert relation(f"我在{q2}喝{y}。", f"我在{q1}喝{x}。") is None
+        assert relation(f"我去了{y}。", f"我去了{x}。") is None
+
+
+def test_a_line_with_several_statements_is_split(vocab):
+    rng, v = vocab
+    for _ in range(100):
+        v1, v2, noun = pick(rng, v, "verb", 2) + [pick(rng, v, "noun")]
+        a, b = pick(rng, v, "name", 2)
+        assert clauses(f"I {v1} in {a} and {v2} at the {noun}.") == [f"I {v1} in {a}", f"I {v2} at the {noun}"]
+        assert clauses(f"Our {noun} has 6 {v1}s, and we {v2} on {b}.") == [f"Our {noun} has 6 {v1}s", f"we {v2} on {b}"]
+        assert len(clauses(f"I {v1} {a} and {b}.")) == 1   # one statement about two names
+
+
+# -- the whole loop ------------------------------------------------------------------------------
+
+def say(day: date, sid: str, texts: list[str]) -> list[dict]:
+    return [{"id": f"{sid}-{n}", "role": "user", "timestamp": f"{day.isoformat()}T09:{n:02d}:00Z",
+             "content": t} for n, t in enumerate(texts)]
+
+
+def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[str]]], list[dict]]:
+    """Days of statements, and what each question must find: chains of a value changing over
+    three days, pairs that must coexist, a co-stated fact whose other half changes, short
+    statements."""
+    start = date(2026, 2, 2)
+    days: list[list[str]] = [[], [], []]
+    checks = []
+    nouns = iter(rng.sample(v["noun"], 40))
+    for _ in range(3):  # chains A -> B -> C: without a cue, with "now", naming the old value
+        noun, adj, verb = next(nouns), pick(rng, v, "adj"), pick(rng, v, "verb")
+        a, b, c = rng.sample(v["name"], 3)
+        days[0].append(f"The {adj} {noun} {verb}s {a}.")
+        days[1].append(f"The {adj} {noun} {verb}s {b} now.")
+        days[2].append(f"The {adj} {noun} {verb}s {c} instead of {b}.")
+        checks.append({"kind": "chain", "query": f"{adj} {noun} {verb}s", "values": [c, b, a]})
+    for _ in range(2):  # a measured value that changes
+        noun, adj, unit = next(nouns), pick(rng, v, "adj"), pick(rng, v, "unit")
+        n1, n2 = rng.sample(range(10, 999), 2)
+        days[0].append(f"The {adj} {noun} is {n1} {unit}.")
+        days[2].append(f"The {adj} {noun} is now {n2} {unit}.")
+        checks.append({"kind": "chain", "query": f"{adj} {noun}", "values": [str(n2), str(n1)]})
+    for _ in range(2):  # one thing at two occasions: both stay current
+        verb, o1, o2 = pick(rng, v, "verb"), *rng.sample(v["object"], 2)
+        q1, q2 = rng.sample(v["qualifier"], 2)
+        days[0].append(f"I {verb} {o1} at {q1}.")
+        days[1].append(f"I {verb} {o2} at the {q2}.")
+        checks.append({"kind": "beside", "lines": [f"I {verb} {o1} at {q1}.", f"I {verb} {o2} at the {q2}."]})
+    v1, v2, noun = *rng.sample(v["verb"], 2), next(nouns)
+    a, b = rng.sample(v["name"], 2)
+    days[0].append(f"I {v1} in {a} and {v2} at the {noun}.")  # co-stated; only the first half changes
+    days[2].append(f"I {v1} in {b}.")
+    checks.append({"kind": "chain", "query": f"{v1} in", "values": [b, a]})
+    checks.append({"kind": "beside", "lines": [f"I {v2} at the {noun}"]})
+    name = pick(rng, v, "name")
+    days[1].append(f"Call me {name}.")  # a short statement
+    checks.append({"kind": "found", "query": name, "text": f"Call me {name}."})
+    return [(start + timedelta(days=3 * i), texts) for i, texts in enumerate(days)], checks
+
+
+def current_and_history(lay) -> dict[str, digest.FactLine]:
+    return {f.text: f for p in (lay.root / "digest").rglob("*.md") for f in digest.facts_of(p.read_text())}
+
+
+def test_generated_life_keeps_the_current_value_first_and_every_statement(settings, lay, vocab):
+    rng, v = vocab
+    days, checks = generated_life(rng, v)
+    for n, (day, texts) in enumerate(days):
+        rng.shuffle(texts)
+        auto_memory(settings, say(day, f"life-{n}", texts), f"life-{n}")
+        run_dream(settings, day)
+    facts = current_and_history(lay)
+    every = [t for _, texts in days for t in texts]
+    for check in checks:
+        if check["kind"] == "chain":
+            newest, *older = check["values"]
+            [line] = [f for f in facts.values() if newest in f.text and check["query"].split()[-1] in f.text]
+            assert [next(o for o in older if o in h.text) for h in line.history] == older, (check, line)
+            dates = [line.date] + [h.date for h in line.history]
+            assert dates == sorted(dates, reverse=True)  # the history in date order, newest first
+            packed = "\n".join(api.search(check["query"], settings.workspace, limit=5, budget_tokens=300).packed or [])
+            assert newest in packed, (check, packed)
+            for old in older:
+                if old in packed:
+                    assert packed.index(newest) < packed.index(old), (check, packed)
+        elif check["kind"] == "beside":
+            for text in check["lines"]:
+                assert text in facts and not facts[text].history, (text, list(facts))
+    for text in every:  # every statement is found by default search
+        words = " ".join(w for w in text.replace(".", "").split() if w[:1].isupper() or len(w) > 5)
+        hits = search(settings, words or text, limit=10).results
+        assert any(text.rstrip(".") in h.text for h in hits), (text, [h.text for h in hits])
