@@ -185,6 +185,18 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
     days[2].append(f"I {v1} in {b}.")
     checks.append({"kind": "chain", "query": f"{v1} in", "values": [b, a]})
     checks.append({"kind": "beside", "lines": [f"I {v2} at the {noun}"]})
+    thing, x, y = rng.sample(v["han"], 3)  # Chinese, without a cue word
+    days[0].append(f"我的{thing}是{x}。")
+    days[2].append(f"我的{thing}是{y}。")
+    checks.append({"kind": "chain", "query": f"我的{thing}", "values": [y, x], "about": thing})
+    noun, adj, unit = next(nouns), pick(rng, v, "adj"), pick(rng, v, "unit")
+    n1, n2 = rng.sample(range(100, 999), 2)
+    code = "\n".join(f"    {pick(rng, v, 'object')}_{i} = run({pick(rng, v, 'object')!r}, n={i})" for i in range(12))
+    days[0].append(f"Here is the profile of the {noun} job:\n\n```python\n{code}\n```\n\n"
+                   f"The {adj} {noun} takes {n1} {unit} on the big box. Can you see why?")
+    days[2].append(f"I rewrote the loop:\n\n```python\n{code}\n```\n\n"
+                   f"After that the {adj} {noun} takes {n2} {unit} instead of {n1} {unit}. Anything else to try?")
+    checks.append({"kind": "chain", "query": f"{adj} {noun} takes", "values": [str(n2), str(n1)]})
     name = pick(rng, v, "name")
     days[1].append(f"Call me {name}.")  # a short statement
     checks.append({"kind": "found", "query": name, "text": f"Call me {name}."})
@@ -203,11 +215,12 @@ def test_generated_life_keeps_the_current_value_first_and_every_statement(settin
         auto_memory(settings, say(day, f"life-{n}", texts), f"life-{n}")
         run_dream(settings, day)
     facts = current_and_history(lay)
-    every = [t for _, texts in days for t in texts]
+    every = [t for _, texts in days for t in texts if "```" not in t]
     for check in checks:
         if check["kind"] == "chain":
             newest, *older = check["values"]
-            [line] = [f for f in facts.values() if newest in f.text and check["query"].split()[-1] in f.text]
+            about = check.get("about", check["query"].split()[-1])
+            [line] = [f for f in facts.values() if newest in f.text and about in f.text]
             assert [next(o for o in older if o in h.text) for h in line.history] == older, (check, line)
             dates = [line.date] + [h.date for h in line.history]
             assert dates == sorted(dates, reverse=True)  # the history in date order, newest first
@@ -221,5 +234,5 @@ def test_generated_life_keeps_the_current_value_first_and_every_statement(settin
                 assert text in facts and not facts[text].history, (text, list(facts))
     for text in every:  # every statement is found by default search
         words = " ".join(w for w in text.replace(".", "").split() if w[:1].isupper() or len(w) > 5)
-        hits = search(settings, words or text, limit=10).results
-        assert any(text.rstrip(".") in h.text for h in hits), (text, [h.text for h in hits])
+        shown = "\n".join(h.text for h in search(settings, words or text, limit=10).results)
+        assert text.rstrip(".") in shown or all(part.rstrip(".") in shown for part in clauses(text)), (text, shown)

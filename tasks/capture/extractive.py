@@ -147,6 +147,30 @@ def speaker_of(message: dict) -> str:
     return "" if role == "user" else role[:1].upper() + role[1:]
 
 
+def without_code(said: list[str]) -> list[str]:
+    """The sentences of a message with each fenced code block replaced by one marker
+    (`[code: python, 12 lines]`): pasted code stays verbatim in the session log (and its
+    transcript in search), while the note's line keeps the message's prose readable and its
+    statements apart from the code."""
+    out: list[str] = []
+    block: list[str] | None = None
+    for sentence in said:
+        if sentence.startswith("```"):
+            if block is None:
+                block = [sentence[3:].strip()]
+                continue
+            out.append(f"[code{': ' + block[0] if block[0] else ''}, {len(block) - 1} lines]")
+            block = None
+            continue
+        if block is not None:
+            block.append(sentence)
+        else:
+            out.append(sentence)
+    if block is not None:  # an unclosed fence: the rest of the message is code
+        out.append(f"[code{': ' + block[0] if block[0] else ''}, {len(block) - 1} lines]")
+    return out
+
+
 def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> StructuredNote:
     """Log lines of one session and date -> a structured note (keep=False if nothing informative)."""
     buckets: dict[str, list[Item]] = {key: [] for key in (*OWN, "questions", "others")}
@@ -158,7 +182,7 @@ def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> Struc
         said = sentences(message_text(message))
         if not any(informative(s, role) for s in said):
             continue
-        for sentence in said:
+        for sentence in without_code(said):
             key = sentence.lower()
             if key in seen or small_talk(sentence, role):
                 continue

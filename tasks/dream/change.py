@@ -175,11 +175,11 @@ def _subject_run(text: str) -> list[Tok]:
         if tok.kind in ("word", "han"):
             run.append(tok)
             continue
-        if run or tok.kind in ("prep", "num"):
+        if run or tok.kind == "num":
             follower = tok
             break
         if tok.kind in ("name", "code"):
-            return [tok]
+            return [tok]  # (a leading preposition is skipped: "After that the queue takes ...")
     if len(run) >= 2 and (follower is None or follower.kind != "stop"):
         run = run[:-1]
     return run[:2]

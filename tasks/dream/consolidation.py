@@ -88,15 +88,24 @@ def make_unit(fact: Evidence) -> Unit:
                 date=day.isoformat() if day else "")
 
 
+_CODE_RE = re.compile(r"```.*?```|`[^`\n]{40,}`|\[code(?:: [\w+#.-]+)?, \d+ lines\]", re.DOTALL)
+_SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？：])")
+
+
 def split_fact(fact: Evidence) -> list[Evidence]:
     """A line stating several facts -> one evidence per statement (same line, same speaker),
-    so a later change of one leaves the others current."""
+    so a later change of one leaves the others current. Pasted code in the line is not a
+    statement (it stays in the daily note and the log); a question in it is not a fact."""
     who, said = speaker(fact.text)
-    if subject_of(said, who).bucket == "procedure":
+    if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
-    parts = clauses(said)
-    if len(parts) < 2:
+    parts = [part for sentence in _SENTENCE_RE.split(_CODE_RE.sub(" ", said)) if sentence.strip()
+             for part in clauses(sentence.strip())
+             if not part.rstrip().endswith(("?", "？")) and is_memory(part)]
+    if len(parts) < 2 and parts == [said]:
         return [fact]
+    if not parts:
+        return []
     prefix = f"{who}: " if who else ""
     return [fact.model_copy(update={"text": prefix + part}) for part in parts]
 
