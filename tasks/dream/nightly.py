@@ -249,10 +249,11 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, st
 
 
 def check_same_attribute(new: str, old: str) -> None:
-    """CORRECT replaces a fact only with the same subject and attribute (model decisions too)."""
+    """CORRECT replaces a fact only when the new statement shows that it changed (model
+    decisions too: `change.relation`)."""
     if same_fact(speaker(new)[1], speaker(old)[1]) not in ("replaces", "same"):
-        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not state the same "
-                                   f"attribute as {old[:60]!r}; the node is left as it was")
+        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not show that {old[:60]!r} "
+                                   f"changed (no shared frame or named old value); the node is left as it was")
 
 
 def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, limit: int) -> Decision:
