@@ -471,3 +471,14 @@ def test_a_dream_never_writes_into_a_node_of_the_earlier_format(settings, lay):
     auto_memory(settings, say("2026-04-01", "t", "I always drink green tea in the morning."), "t")
     run_dream(settings, date(2026, 4, 1))
     assert legacy.read_text() == LEGACY
+
+
+def test_nodes_about_one_person_link_to_each_other(settings, lay):
+    auto_memory(settings, say("2026-04-01", "a", "I work at Globex as a data engineer."), "a")
+    run_dream(settings, date(2026, 4, 1))
+    auto_memory(settings, say("2026-04-02", "b", "I drink green tea every morning."), "b")
+    run_dream(settings, date(2026, 4, 2))
+    nodes = {p: t.decode() for p, t in digest_files(lay).items()}
+    work = next(p for p, t in nodes.items() if "Globex" in t)
+    drink = next(p for p, t in nodes.items() if "green tea" in t)
+    assert work != drink and f"[[{work}]]" in nodes[drink]

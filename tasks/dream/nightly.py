@@ -166,6 +166,17 @@ def subject_nodes(lay: Layout) -> dict[str, list[str]]:
     return found
 
 
+def sibling_nodes(lay: Layout, subject: str) -> list[str]:
+    """Nodes about the same person as `subject` (`person:<who>:<facet>`): a new facet's node
+    links to them, so following links from one finds the others."""
+    parts = subject.split(":")
+    if len(parts) != 3 or parts[0] != "person":
+        return []
+    prefix = f"person:{parts[1]}:"
+    return sorted(p for key, paths in subject_nodes(lay).items() if key.startswith(prefix) and key != subject
+                  for p in paths[:1])
+
+
 def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, str]:
     """The nodes of the unit's subject, plus (for a model) digest nodes recalled for it."""
     lay = layout(settings)
@@ -300,6 +311,8 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))
     decision = decide(unit, candidates(settings, unit, with_search), new_path)
+    if isinstance(decision, Create) and not decision.related:
+        decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject)})
     validate(lay, decision, unit)
     decision = split_if_full(lay, decision, unit, new_path, settings.digest_node_bytes)
     path, text, created = apply_decision(lay, decision, unit)
