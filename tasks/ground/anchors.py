@@ -134,12 +134,15 @@ def relink(text: str, target: str, resolve: Resolve) -> tuple[str, int]:
     return "\n".join(lines), changed
 
 
-def line_moves(old: str, new: str) -> dict[int, int]:
-    """Old 1-based line -> new line, for the lines of `old` whose text is still in `new`: a line
-    diff first (a line rewritten in place with the same text, its links changed, counts as
-    kept), then the same text anywhere else (a line moved), nearest first."""
+def line_moves(old: str, new: str) -> tuple[dict[int, int], dict[int, int]]:
+    """(moves, rewrites) from old 1-based lines to new ones. `moves`: the lines of `old` whose
+    text is still in `new`, by a line diff first (a line rewritten in place with the same text,
+    its links changed, counts as kept), then the same text anywhere else (a line moved),
+    nearest first. `rewrites`: a line replaced in place by other text -> the line that took its
+    place (where a link that quotes nothing still points)."""
     a, b = old.split("\n"), new.split("\n")
     moves: dict[int, int] = {}
+    rewrites: dict[int, int] = {}
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
             moves.update({i1 + k + 1: j1 + k + 1 for k in range(i2 - i1)})
@@ -148,6 +151,7 @@ def line_moves(old: str, new: str) -> dict[int, int]:
             for j in range(j1, j2):
                 texts.setdefault(line_text(b[j]), j + 1)
             for i in range(i1, i2):
+                rewrites[i + 1] = j1 + min(i - i1, j2 - j1 - 1) + 1
                 if line_text(a[i]) and line_text(a[i]) in texts:
                     moves[i + 1] = texts[line_text(a[i])]
     taken = set(moves.values())
@@ -158,13 +162,14 @@ def line_moves(old: str, new: str) -> dict[int, int]:
     for i, line in enumerate(a, 1):
         if i not in moves and holds_text(line) and by_text.get(line_text(line)):
             moves[i] = min(by_text[line_text(line)], key=lambda j: abs(j - i))
-    return moves
+    return moves, rewrites
 
 
 def edit_resolver(old: str, new: str) -> Resolve:
     """Where the lines an anchor cited in `old` are in `new`: moved lines follow their text; a
-    quote whose lines are gone is looked for in `new` by its text."""
-    moves = line_moves(old, new)
+    quote whose lines are gone is looked for in `new` by its text; a link that quotes nothing
+    stays on a line rewritten in place."""
+    moves, rewrites = line_moves(old, new)
     new_lines = new.split("\n")
     first = split_frontmatter(new)[2]
 
@@ -173,6 +178,8 @@ def edit_resolver(old: str, new: str) -> Resolve:
         if quote is not None and not any(support(quote, new_lines[n - 1]) >= SUPPORTED for n in kept):
             found = find_quote(quote, new_lines, first, numbers[0])
             return [found] if found else []
+        if quote is None and not kept:
+            kept = [rewrites[n] for n in numbers if n in rewrites]
         return sorted(set(kept))
 
     return resolve
