@@ -280,10 +280,7 @@ def test_random_edits_keep_every_anchor_on_its_text(tmp_path, seed):
         assert digest_failures(world.ws) == [], done
     world.dream()
     assert anchor_failures(world.ws) == [] and digest_failures(world.ws) == [], done
-    from memflow.tasks.check import find_problems
-
-    stale = [f for f in find_problems(api.settings_for(world.ws)).findings if f.area == "anchors"]
-    assert stale == [], done
+    assert [f for f in api.check(world.ws).findings if f.area == "anchors"] == [], done
 
 
 def test_forget_then_dream_keeps_history_in_order(tmp_path):
