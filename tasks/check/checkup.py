@@ -37,9 +37,8 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
     for rel, why in sorted(problems.items()):
         report.findings.append(Finding(area="notes", path=rel, detail=why))
     links = 0
-    stale = all_stale_anchors(lay, sorted(files))
-    report.checked["anchors"] = stale.checked
-    for item in stale.found:
+    stale, report.checked["anchors"] = all_stale_anchors(lay, sorted(files))
+    for item in stale:
         report.findings.append(_anchor_finding(item))
     for rel in sorted(files):
         try:
@@ -59,21 +58,16 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
     report.checked["links"] = links
 
 
-class _Stale:
-    def __init__(self) -> None:
-        self.found: list[StaleAnchor] = []
-        self.checked = 0
-
-
-def all_stale_anchors(lay: Layout, files: list[str]) -> _Stale:
-    """Every line anchor of daily notes and digest nodes that no longer points at its text."""
-    out, cache = _Stale(), {}
+def all_stale_anchors(lay: Layout, files: list[str]) -> tuple[list[StaleAnchor], int]:
+    """(every line anchor of these notes that no longer points at its text, anchors looked at)."""
+    found: list[StaleAnchor] = []
+    checked, cache = 0, {}
     for rel in files:
         text = read_raw(lay.root / rel)
         if "#L" in text:
-            out.checked += text.count("#L")
-            out.found += stale_anchors(lay, rel, text, cache)
-    return out
+            checked += text.count("#L")
+            found += stale_anchors(lay, rel, text, cache)
+    return found, checked
 
 
 def _anchor_finding(item: StaleAnchor) -> Finding:
@@ -158,7 +152,7 @@ def repair(settings: Settings, report: CheckReport) -> CheckReport:
         rebuild_catalog(lay, today(settings))
     if todo & {REPAIR_ANCHOR, REPAIR_UNLINK, REPAIR_UNANCHOR}:
         files = sorted(file_stats(lay, [lay.daily, lay.digest]))
-        repair_anchors(lay, all_stale_anchors(lay, files).found)
+        repair_anchors(lay, all_stale_anchors(lay, files)[0])
         todo.add(REPAIR_INDEX)
     if REPAIR_DROP in todo:
         catalog = read_json(catalog_path(lay), {})

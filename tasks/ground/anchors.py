@@ -24,7 +24,6 @@ from difflib import SequenceMatcher
 from memflow.tasks.ground.markdown import (
     FACT_DATE_RE,
     HISTORY_DATE_RE,
-    WIKILINK_RE,
     iter_link_spans,
     line_text,
     parse_anchor,
@@ -305,7 +304,3 @@ def _apply_fixes(text: str, fixes: dict[tuple[int, str], list[int]]) -> str:
         lines[line_no - 1] = one
     return "\n".join(lines)
 
-
-def anchor_targets(text: str) -> set[str]:
-    """The files `text` cites with a line anchor."""
-    return {m.group(1).strip() for m in WIKILINK_RE.finditer(text) if parse_anchor(m.group(2) or "")}
