@@ -29,6 +29,7 @@ from memflow.tasks.ground.markdown import (
     parse_anchor,
     split_frontmatter,
 )
+from memflow.tasks.ground.tokenize import STOPWORDS
 from memflow.tasks.ground.workspace import Layout, iter_files, markdown_files
 from memflow.tasks.stores.files import atomic_write_bytes
 
@@ -58,7 +59,7 @@ def holds_text(line: str) -> bool:
 
 def support(quote: str, line: str) -> float:
     """How well `line` holds `quote`: 3 the same text, 2 one holds the other, else the share of
-    the shorter one's words the other has (0 for a line that holds no text)."""
+    the shorter one's content words the other has (0 for a line that holds no text)."""
     if not holds_text(line):
         return 0.0
     q, t = quote.casefold(), line_text(line).casefold()
@@ -66,7 +67,7 @@ def support(quote: str, line: str) -> float:
         return 3.0
     if q in t or t in q:
         return 2.0
-    qw, tw = set(_WORD_RE.findall(q)), set(_WORD_RE.findall(t))
+    qw, tw = set(_WORD_RE.findall(q)) - STOPWORDS, set(_WORD_RE.findall(t)) - STOPWORDS
     if not qw or not tw:
         return 0.0
     return len(qw & tw) / min(len(qw), len(tw))
@@ -174,12 +175,12 @@ def edit_resolver(old: str, new: str) -> Resolve:
 
     def resolve(quote: str | None, numbers: list[int]) -> list[int]:
         kept = [moves[n] for n in numbers if n in moves and holds_text(new_lines[moves[n] - 1])]
-        if quote is not None and not any(support(quote, new_lines[n - 1]) >= SUPPORTED for n in kept):
+        if kept:  # the cited lines themselves, wherever they went (a model's paraphrase too)
+            return sorted(set(kept))
+        if quote is not None:
             found = find_quote(quote, new_lines, first, numbers[0])
             return [found] if found else []
-        if quote is None and not kept:
-            kept = [rewrites[n] for n in numbers if n in rewrites]
-        return sorted(set(kept))
+        return sorted({rewrites[n] for n in numbers if n in rewrites})
 
     return resolve
 
@@ -236,13 +237,22 @@ def _points_at(lines: list[str], first: int, numbers: list[int]) -> str:
     return f"{line.strip()[:80]!r}" if holds_text(line) else f"{line.strip()[:40]!r} (no text)"
 
 
-def _stale(lines: list[str], first: int, quote: str | None, numbers: list[int], jsonl: bool) -> bool:
+def _verdict(lines: list[str], first: int, quote: str | None, numbers: list[int],
+             jsonl: bool) -> tuple[bool, list[int]]:
+    """(stale?, the lines to point at instead). A quote is stale when its lines hold no text,
+    or do not hold the quote while another line does (it moved), or share no word with it (it
+    is gone); lines that share some words and no line says it better are a paraphrase (a
+    model's dream writes its own words), left as they are."""
     inside = [lines[n - 1] for n in numbers if first <= n <= len(lines)]
     if jsonl:
-        return not any(line.strip() for line in inside)
-    if quote is not None:
-        return not any(support(quote, line) >= SUPPORTED for line in inside)
-    return not any(holds_text(line) for line in inside)
+        return not any(line.strip() for line in inside), []
+    if quote is None:
+        return not any(holds_text(line) for line in inside), []
+    best = max((support(quote, line) for line in inside), default=0.0)
+    if best >= SUPPORTED:
+        return False, []
+    fix = find_quote(quote, lines, first, numbers[0])
+    return bool(fix) or best == 0.0, [fix] if fix else []
 
 
 def stale_anchors(lay: Layout, rel: str, text: str, cache: dict[str, list[str] | None]) -> list[StaleAnchor]:
@@ -261,11 +271,10 @@ def stale_anchors(lay: Layout, rel: str, text: str, cache: dict[str, list[str] |
         jsonl = target.endswith(".jsonl")
         first = 1 if jsonl else split_frontmatter("\n".join(lines))[2]
         quote = None if jsonl else quote_of(lines_of[line_no - 1])
-        if not _stale(lines, first, quote, numbers, jsonl):
-            continue
-        fix = find_quote(quote, lines, first, numbers[0]) if quote is not None else None
-        found.append(StaleAnchor(rel, line_no, f"{target}#{anchor}", _points_at(lines, first, numbers),
-                                 [fix] if fix else [], quote is not None))
+        stale, fix = _verdict(lines, first, quote, numbers, jsonl)
+        if stale:
+            found.append(StaleAnchor(rel, line_no, f"{target}#{anchor}", _points_at(lines, first, numbers),
+                                     fix, quote is not None))
     return found
 
 

@@ -345,3 +345,21 @@ def test_short_statements_are_kept_under_their_speaker_and_found(tmp_path, seed)
         assert any(text in hit.text for hit in hits), f"not found by search: {text!r}"
     res = memflow(ws, "search", said[0][1])
     assert said[0][1] in res.stdout
+
+
+def test_a_paraphrase_is_not_rot_and_follows_its_line(tmp_path):
+    """A model's dream writes its own words: a digest line that shares words with the line it
+    cites is not reported, and an edit that moves that line takes the link along."""
+    ws = tmp_path / "ws"
+    api.init(ws)
+    api.capture(messages(["I moved to Lisbon last week with my sister Anna."], "2026-03-02", 1), "p", ws)
+    rel = _rel(ws, "2026-03-02")
+    number = next(n for n, line in enumerate((ws / rel).read_text().split("\n"), 1) if line.startswith("- ") and "Lisbon" in line)
+    node = ws / "digest/personal/home.md"
+    node.parent.mkdir(parents=True, exist_ok=True)
+    node.write_text("---\nname: Home\nformat: facts-1\n---\n\n# Home\n\n"
+                    f"- 2026-03-02: The user lives in Lisbon now. [[{rel}#L{number}]]\n")
+    assert [f for f in api.check(ws).findings if f.area == "anchors"] == []
+    api.edit(rel, "<!-- memory:auto -->", "Mine.\n\nAlso mine.\n\n<!-- memory:auto -->", ws)
+    assert f"[[{rel}#L{number + 4}]]" in node.read_text()
+    assert [f for f in api.check(ws).findings if f.area == "anchors"] == []
