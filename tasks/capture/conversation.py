@@ -32,6 +32,7 @@ from memflow.tasks.capture.sessionlog import (
 )
 from memflow.tasks.capture.validate import check_messages
 from memflow.tasks.ground import tombstones
+from memflow.tasks.ground.anchors import repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
@@ -206,10 +207,13 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
         check_citations(note, lines)
         note = separate_speakers(note, full_log)
         rel, created, modified = write_day_note(lay, session_id, note_day, note, lines)
+        # The update moved lines the digest may cite: its links follow their text.
+        relinked = repoint_inbound(lay, rel, existing_text, read_text(lay.root / rel), [lay.digest]) \
+            if modified and existing_text else []
         index = refresh_day_index(lay, note_day)
         _advance(lay, session_id, done, note_day, lines)
         if created or modified:
-            changed_paths += [rel, index] if index else [rel]
+            changed_paths += [rel, index, *relinked] if index else [rel, *relinked]
         result.notes.append(DayNoteResult(date=note_day, path=rel, created=created,
                                           modified=modified, n_messages=len(lines), index=index))
     if result.notes:

@@ -1,6 +1,7 @@
 """The offline writer (pure): session-log lines -> StructuredNote without a model.
 
-Keeps informative sentences verbatim (greetings, acknowledgements and small talk are dropped).
+Keeps every statement verbatim, short ones included ("Call me Jo."); only greetings,
+acknowledgements, bare exclamations and scaffolding ("Here is the code:") are dropped.
 Who said it decides where a sentence goes: the user's statements are sorted into facts,
 decisions, open items and reflections by cue words, the user's questions and requests are kept
 as such (`questions`), and whatever the assistant or another speaker said goes to `others` under
@@ -52,35 +53,61 @@ _EMOTIVE = frozenset("""wow oh ah haha lol yeah yay hey hi hello thanks thank aw
 cool nice fantastic wonderful lovely love glad happy sure totally really so much very good glad
 sounds super incredible beautiful proud congrats congratulations omg aww sweet exciting excited
 inspiring true agree absolutely definitely ok okay yes yep yeah right indeed exactly""".split())
+# Han interjections and particles: a sentence of nothing else is an exclamation ("哈哈哈！")
+_HAN_CHATTER = frozenset("哈啊呀哇哦嗯呢吧嘛啦唉噢耶嘿喔哎诶")
+# A name said to the listener ("Wow, fantastic, Caroline!", "Jo, thanks"): not about anyone.
+_VOCATIVE_RE = re.compile(r"[,，]\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?(?=[\s!.?~…]*$)|^[A-Z][a-z]+(?=\s*[,，])")
+_CONTRACTION_RE = re.compile(r"['’][A-Za-z]+")  # I'm, you're, we'll: the tail is no word
 
 
 def _content_words(sentence: str) -> list[str]:
-    return [w for w in re.findall(r"[A-Za-z0-9_]+", sentence)
+    bare = _CONTRACTION_RE.sub("", _VOCATIVE_RE.sub("", sentence.strip()))
+    return [w for w in re.findall(r"[A-Za-z0-9_]+", bare)
             if w.lower() not in STOPWORDS and w.lower() not in _EMOTIVE]
+
+
+def _says_something(sentence: str) -> bool:
+    """A content word (not a stopword, not an interjection, not a name the speaker addresses),
+    a number, or Han text that is more than interjections."""
+    han = _HAN_RE.findall(sentence)
+    return bool(_content_words(sentence)) or any(c.isdigit() for c in sentence) or \
+        any(c not in _HAN_CHATTER for c in han)
 
 
 def small_talk(sentence: str, role: str) -> bool:
     """A greeting, thanks or acknowledgement that carries nothing. (In a turn that says
     something, every other sentence is kept: exclamations and asides are context of it.)"""
-    bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", sentence.strip()).strip().lower()
-    bare = re.sub(r"[.!?,。！？，]", "", bare) if len(bare) < 40 else bare
-    if not bare or _SMALL_TALK.match(bare) or (role == "assistant" and _ACK_START.match(sentence.strip())):
+    if role == "assistant" and _ACK_START.match(sentence.strip()):
         return True
-    # nothing but emotive or function words ("Good.", "Me too!", "Oh wow, really?")
-    return not _HAN_RE.search(sentence) and not _content_words(sentence) and not any(c.isdigit() for c in sentence)
+    # chatter part by part: "Good morning, Melanie!", "Hey Mel, how are you?"
+    # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.")
+    kinds = [_chatter(part) for part in re.split(r"[,，]\s*", sentence.strip())]
+    return all(kinds) and any(kind is True for kind in kinds)
+
+
+def _chatter(part: str) -> bool | str:
+    bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", part.strip()).strip()
+    bare = re.sub(r"(\s+[A-Z][a-z]+)+$", "", bare) if " " in bare else bare  # "Hey Mel" -> "Hey"
+    bare = re.sub(r"[.!?。！？]", "", bare).lower() if len(bare) < 40 else bare.lower()
+    # a greeting or thanks, or nothing but emotive or function words ("Me too!", "哈哈！")
+    if not bare or _SMALL_TALK.match(bare) or not _says_something(part):
+        return True
+    if re.fullmatch(r"[A-Z][a-z]+", part.strip(" .!?~…")):
+        return "name"  # the listener's name, or an answer ("Porto.")
+    return False
+
+
+def scaffolding(sentence: str) -> bool:
+    """A lead-in that only announces what follows ("Here is the code:", "Step 2:")."""
+    return sentence.rstrip().endswith((":", "：")) and len(_content_words(sentence)) <= 2 \
+        and not _HAN_RE.search(sentence)
 
 
 def informative(sentence: str, role: str) -> bool:
-    """Worth a line of its own: not small talk, and a few content words (or a number)."""
-    if small_talk(sentence, role):
-        return False
-    han = len(_HAN_RE.findall(sentence))
-    words = _content_words(sentence)
-    if han < 6 and len(words) < 4 and sentence.rstrip().endswith("!"):
-        return False  # an exclamation of few content words: "Wow, fantastic, Caroline!"
-    if is_question(sentence):  # a question says less in fewer words: "Where do I store backups?"
-        return han >= 4 or len(words) >= 2
-    return han >= 6 or len(words) >= 3 or (len(words) >= 2 and any(c.isdigit() for c in sentence))
+    """Worth keeping: every statement, question or request that says something, however short
+    ("Call me Jo.", "My partner is Ana."); only chatter (greetings, thanks, acknowledgements,
+    bare exclamations) and scaffolding are left out."""
+    return not small_talk(sentence, role) and not scaffolding(sentence)
 
 
 def is_question(sentence: str) -> bool:
@@ -184,7 +211,7 @@ def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> Struc
             continue
         for sentence in without_code(said):
             key = sentence.lower()
-            if key in seen or small_talk(sentence, role):
+            if key in seen or not informative(sentence, role):
                 continue
             seen.add(key)
             kept.setdefault(classify(sentence) if role == "user" else "others", []).append(sentence)

@@ -8,6 +8,7 @@ import os
 from memflow.schemas.check import CheckReport, Finding
 from memflow.schemas.settings import Settings
 from memflow.tasks.dream import catalog_path, list_runs, rebuild_catalog, recover_interrupted
+from memflow.tasks.ground.anchors import StaleAnchor, read_raw, repair_anchors, stale_anchors
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import parse_links
 from memflow.tasks.ground.workspace import Layout, file_stats, layout, today
@@ -24,6 +25,8 @@ from memflow.tasks.stores.files import atomic_write_json, read_json
 REPAIR_INDEX, REPAIR_REINDEX = "run index", "finish the interrupted reindex"
 REPAIR_RECOVER, REPAIR_CATALOG = "roll the run back to its pre-images", "rebuild it from the digest's sources"
 REPAIR_DROP, REPAIR_TEMP = "drop the entry", "remove it"
+REPAIR_ANCHOR = "re-point it to the line that holds its text"
+REPAIR_UNLINK, REPAIR_UNANCHOR = "remove the link (its text is gone)", "drop the anchor (the link names the note)"
 _EXTERNAL = ("http://", "https://", "mailto:", "file:")
 
 
@@ -34,6 +37,9 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
     for rel, why in sorted(problems.items()):
         report.findings.append(Finding(area="notes", path=rel, detail=why))
     links = 0
+    stale, report.checked["anchors"] = all_stale_anchors(lay, sorted(files))
+    for item in stale:
+        report.findings.append(_anchor_finding(item))
     for rel in sorted(files):
         try:
             note = guarded(rel, lambda: parse_markdown(rel, (lay.root / rel).read_bytes(), settings))
@@ -50,6 +56,28 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
             report.findings.append(Finding(area="links", path=f"{rel}:{link.line}",
                                            detail=f"[[{target}]] does not resolve"))
     report.checked["links"] = links
+
+
+def all_stale_anchors(lay: Layout, files: list[str]) -> tuple[list[StaleAnchor], int]:
+    """(every line anchor of these notes that no longer points at its text, anchors looked at)."""
+    found: list[StaleAnchor] = []
+    checked, cache = 0, {}
+    for rel in files:
+        text = read_raw(lay.root / rel)
+        if "#L" in text:
+            checked += text.count("#L")
+            found += stale_anchors(lay, rel, text, cache)
+    return found, checked
+
+
+def _anchor_finding(item: StaleAnchor) -> Finding:
+    if item.fix:
+        where, repair = f"; its text is at L{item.fix[0]} now", REPAIR_ANCHOR
+    else:
+        where = "; its text is gone" if item.quoted else ""
+        repair = REPAIR_UNLINK if item.quoted else REPAIR_UNANCHOR
+    return Finding(area="anchors", path=f"{item.path}:{item.line}", repair=repair,
+                   detail=f"[[{item.link}]] points at {item.now}, not the text it cites{where}")
 
 
 def _index(lay: Layout, settings: Settings, report: CheckReport) -> None:
@@ -122,6 +150,10 @@ def repair(settings: Settings, report: CheckReport) -> CheckReport:
         recover_interrupted(lay, catalog_path(lay))
     if REPAIR_CATALOG in todo:
         rebuild_catalog(lay, today(settings))
+    if todo & {REPAIR_ANCHOR, REPAIR_UNLINK, REPAIR_UNANCHOR}:
+        files = sorted(file_stats(lay, [lay.daily, lay.digest]))
+        repair_anchors(lay, all_stale_anchors(lay, files)[0])
+        todo.add(REPAIR_INDEX)
     if REPAIR_DROP in todo:
         catalog = read_json(catalog_path(lay), {})
         atomic_write_json(catalog_path(lay), {k: v for k, v in catalog.items() if (lay.root / k).exists()})

@@ -43,6 +43,7 @@ from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
+from memflow.tasks.ground.markdown import line_text
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import (
     BUCKETS,
@@ -135,12 +136,17 @@ def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: in
     return taken
 
 
-_NODES: dict[Path, tuple[tuple[int, int], str | None, frozenset[str]]] = {}  # node -> (stat, subject, cites)
+# node -> (stat, subject, cites, quotes)
+_NODES: dict[Path, tuple[tuple[int, int], str | None, frozenset[str], frozenset[tuple[str, str]]]] = {}
 
 
 def _node_info(path: Path) -> tuple[str | None, frozenset[str]]:
     """A node's subject key (None for another format) and the `target#anchor` links its fact
     lines cite, read again only when the file changed: every unit of a run looks both up."""
+    return _node_entry(path)[1:3]
+
+
+def _node_entry(path: Path):
     stat = path.stat()
     mark = (stat.st_mtime_ns, stat.st_size)
     cached = _NODES.get(path)
@@ -148,9 +154,27 @@ def _node_info(path: Path) -> tuple[str | None, frozenset[str]]:
         text = read_text(path)
         meta = parse_note(path.name, text).metadata
         subject = meta.get("subject") if meta.get("format") == digest.FORMAT else None
+        quotes = frozenset((link.split("#")[0], _quote(line.text)) for fact in digest.facts_of(text)
+                           for line in [fact, *fact.history] for link in line.links)
         cached = _NODES[path] = (mark, subject if isinstance(subject, str) else None,
-                                 frozenset(digest.cited(text)))
-    return cached[1], cached[2]
+                                 frozenset(digest.cited(text)), quotes)
+    return cached
+
+
+def _quote(text: str) -> str:
+    return line_text(f"- {text}").casefold()
+
+
+def quoted_already(lay: Layout, unit: Unit) -> bool:
+    """Every fact of the unit is a digest line's text already, citing the same note: consolidated
+    before, even when a person's edit moved the line and no `check --repair` re-pointed its link
+    yet (a re-run would put an old value above a newer one)."""
+    base = lay.root / lay.digest
+    if not unit.evidence or not base.is_dir():
+        return False
+    quotes = set().union(*(_node_entry(path)[3] for path in base.rglob("*.md")))
+    return all((f.path, _quote(f.text)) in quotes or (f.path, _quote(speaker(f.text)[1])) in quotes
+               for f in unit.evidence)
 
 
 def subject_nodes(lay: Layout) -> dict[str, list[str]]:
@@ -305,7 +329,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
               with_search: bool = False) -> ActionRecord:
     lay = layout(settings)
     links = evidence_links(unit)
-    if links and not unit.split and set(links) <= digest_citations(lay):
+    if links and ((not unit.split and set(links) <= digest_citations(lay)) or quoted_already(lay, unit)):
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"

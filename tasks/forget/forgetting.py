@@ -19,6 +19,7 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.capture import log_path, message_key, message_text, read_log, refresh_day_index
 from memflow.tasks.dream import fact_line, facts_of, set_meta
 from memflow.tasks.ground import tombstones
+from memflow.tasks.ground.anchors import repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import line_text, parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
@@ -276,10 +277,12 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
                 lines[n - 1] = FORGOTTEN
         atomic_write_text(path, "\n".join(lines))
         changed.append(rel)
+    edited: dict[str, str] = {}  # file -> its text before the edit
     for rel, edit in sorted(plan.edits.items()):
         if rel in plan.delete:
             continue
-        lines = read_text(lay.root / rel).split("\n")
+        edited[rel] = read_text(lay.root / rel)
+        lines = edited[rel].split("\n")
         out = "\n".join(line for line in (edit.get(n, line) for n, line in enumerate(lines, 1))
                         if line is not None)
         if rel.startswith(f"{lay.digest}/") and facts_of(out):  # its description is its first fact
@@ -292,6 +295,8 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
         day = date_of(rel)
         if day:
             refresh_day_index(lay, day)
+    for rel, before in edited.items():  # links to the lines that stay follow them
+        changed += [r for r in repoint_inbound(lay, rel, before, read_text(lay.root / rel)) if r not in changed]
     changed += _scrub_topics(lay, plan)
     changed += _empty_nodes(lay, plan)
     _scrub_state(lay, plan, [rel for rel in changed if not (lay.root / rel).exists()])

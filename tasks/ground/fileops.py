@@ -14,6 +14,7 @@ import os
 
 import yaml
 
+from memflow.tasks.ground.anchors import repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import parse_links, rewrite_links
 from memflow.tasks.ground.notes import parse_note, render_note
@@ -95,9 +96,12 @@ def write_file(lay: Layout, rel: str, content: str, name: str | None = None,
         ordered.update({k: v for k, v in metadata.items() if k not in ordered})
         body = note.body if note.body.startswith("\n") or not note.body else "\n" + note.body
         content = render_note(ordered, body)
+    before = _raw(path) if existed else ""
     atomic_write_text(path, content)
     written = rel_path(lay.root, path)
-    append_event(lay, "write", [written], f"{'overwrote' if existed else 'created'} {written}")
+    relinked = repoint_inbound(lay, written, before, _raw(path)) if existed else []
+    append_event(lay, "write", [written, *relinked], f"{'overwrote' if existed else 'created'} {written}"
+                 + _relinked(relinked))
     return written
 
 
@@ -117,8 +121,16 @@ def edit_file(lay: Layout, rel: str, old: str, new: str) -> None:
     count = text.count(old) if old else 0
     if count != 1:
         raise EditError(f"{rel}: old text matches {count} times (must match exactly once)")
-    _put_raw(path, text.replace(old, new, 1))
-    append_event(lay, "edit", [rel_path(lay.root, path)], f"edited {rel_path(lay.root, path)}")
+    after = text.replace(old, new, 1)
+    _put_raw(path, after)
+    rel = rel_path(lay.root, path)
+    relinked = repoint_inbound(lay, rel, text, after)
+    append_event(lay, "edit", [rel, *relinked], f"edited {rel}" + _relinked(relinked))
+
+
+def _relinked(files: list[str]) -> str:
+    """The event's note of links that followed their text to its new line."""
+    return f"; re-pointed line links in {len(files)} file(s)" if files else ""
 
 
 def move_file(lay: Layout, src: str, dst: str) -> list[str]:
@@ -198,7 +210,9 @@ def fm_set(lay: Layout, rel: str, values: dict) -> dict:
     if "\r\n" in raw:
         text = text.replace("\n", "\r\n")
     _put_raw(path, text)
-    append_event(lay, "fm-set", [rel_path(lay.root, path)], f"set {', '.join(values)} in {rel_path(lay.root, path)}")
+    rel = rel_path(lay.root, path)
+    relinked = repoint_inbound(lay, rel, raw, text)
+    append_event(lay, "fm-set", [rel, *relinked], f"set {', '.join(values)} in {rel}" + _relinked(relinked))
     return metadata
 
 
