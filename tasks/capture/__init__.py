@@ -11,7 +11,7 @@ for recall, dream, forgetting and evaluation.
 
 from memflow.tasks.capture.conversation import auto_memory, section_kind
 from memflow.tasks.capture.dayindex import refresh_day_index
-from memflow.tasks.capture.extractive import salient_terms
+from memflow.tasks.capture.extractive import informative, salient_terms
 from memflow.tasks.capture.model_writer import (
            model_writer,
            read_with_model,
@@ -24,5 +24,5 @@ from memflow.tasks.capture.validate import InvalidMessages, check_messages
 
 __all__ = ["auto_memory", "auto_resource", "model_writer", "write_with_model", "read_with_model",
            "next_turn", "TurnState", "log_path", "read_log", "message_text", "salient_terms",
-           "check_messages", "InvalidMessages", "message_key", "refresh_day_index", "section_kind",
+           "check_messages", "InvalidMessages", "message_key", "refresh_day_index", "section_kind", "informative",
            "adopt_resource_notes"]

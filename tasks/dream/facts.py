@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memflow.tasks.capture import informative
 from memflow.tasks.dream.change import relation, strip_marker, subject_phrase
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
@@ -78,9 +79,10 @@ def is_memory(text: str) -> bool:
     if len(cells) >= 3 and all(_HEADER_CELL.match(c) and len(c.split()) <= 3 for c in cells) \
             and not re.search(r"\b(is|are|was|were|has|have|will|use|uses)\b", bare):
         return False  # `name, age, city` or `| id | owner | status |`: a header, not a fact
+    # what capture keeps (every statement that says something, however short), and more than a
+    # one-word answer, which means nothing without its question ("Porto.")
     han = len(re.findall(f"[{_HAN}]", bare))
-    words = re.findall(r"[A-Za-z0-9_./-]+", bare)
-    return han >= 4 or len(words) >= 3 or (len(words) >= 2 and any(c.isdigit() for c in bare))
+    return informative(bare, "user") and (han >= 2 or len(re.findall(r"[A-Za-z0-9_./-]+", bare)) >= 2)
 
 
 # -- values --------------------------------------------------------------------------------------
