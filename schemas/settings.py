@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     model_api_base: str = ""
     model_api_key: str = ""
     model_timeout: float = 60.0
+    # A resource whose card failed on the model or the network is tried again by the first run
+    # this many seconds later, doubled per further failure (capped at a day); 0: every run.
+    model_retry_seconds: float = Field(default=300.0, ge=0.0)
     embedding_dimensions: int = 0
 
     decode_errors: Literal["replace", "strict"] = "replace"
