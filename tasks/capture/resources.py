@@ -7,9 +7,9 @@ a file that failed is tried again next time. The caller holds the workspace lock
 
 Two kinds of "not read" in the catalog: `refused` (the content itself: binary, undecodable,
 past a limit) stays refused until the file changes; `failed` (the model or the network: errors,
-timeouts, refused connections, 429/5xx, invalid output) keeps `attempts` and `retry_after`, and
-a run after that time tries again (backoff `model_retry_seconds`, doubled per attempt, capped at
-a day); a run before it counts the file as waiting.
+timeouts, refused connections, 429/5xx, invalid output) keeps `attempts` and `failed_at`, and
+the first run `model_retry_seconds` later (doubled per attempt, capped at a day) tries again; a
+run before then counts the file as waiting.
 """
 
 from __future__ import annotations
@@ -153,20 +153,28 @@ def transient(exc: FileRefused) -> bool:
     return isinstance(exc.__cause__, TRANSIENT)
 
 
-def failed_entry(sha: str, known: dict | None, reason: str, base: float, now: float) -> dict:
-    """The catalog entry of a transient failure: attempts so far and when to try again
-    (base seconds, doubled per attempt at the same content, capped at RETRY_CAP)."""
-    attempts = (known.get("attempts", 0) if known and known.get("sha256") == sha and known.get("failed") else 0) + 1
-    wait = min(base * 2 ** (attempts - 1), RETRY_CAP)
-    return {"sha256": sha, "note": (known or {}).get("note"), "failed": reason, "attempts": attempts,
-            "retry_after": datetime.fromtimestamp(now + wait, timezone.utc).isoformat(timespec="seconds")}
+def failed_entry(sha: str, known: dict | None, reason: str, now: float) -> dict:
+    """The catalog entry of a transient failure: when it failed and how often at this content."""
+    again = known and known.get("sha256") == sha and known.get("failed")
+    return {"sha256": sha, "note": (known or {}).get("note"), "failed": reason,
+            "attempts": (known.get("attempts", 0) if again else 0) + 1,
+            "failed_at": datetime.fromtimestamp(now, timezone.utc).isoformat(timespec="seconds")}
 
 
-def waiting_until(known: dict | None, sha: str, now: float) -> str | None:
+def retry_after(entry: dict, base: float) -> str:
+    """When a failed resource is due again: `base` seconds after its last failure, doubled per
+    attempt, capped at RETRY_CAP (from the settings of the run asking: lowering
+    `model_retry_seconds` brings every retry forward)."""
+    wait = min(base * 2 ** (max(1, entry.get("attempts", 1)) - 1), RETRY_CAP)
+    failed_at = datetime.fromisoformat(entry.get("failed_at") or "1970-01-01T00:00:00+00:00")
+    return datetime.fromtimestamp(failed_at.timestamp() + wait, timezone.utc).isoformat(timespec="seconds")
+
+
+def waiting_until(known: dict | None, sha: str, base: float, now: float) -> str | None:
     """The retry time of a failed resource not yet due (same content); None when it is due."""
     if not known or not known.get("failed") or known.get("sha256") != sha:
         return None
-    due = known.get("retry_after", "")
+    due = retry_after(known, base)
     return due if datetime.fromisoformat(due).timestamp() > now else None
 
 
@@ -186,10 +194,11 @@ def _refused(lay: Layout, settings: Settings, catalog: dict, rel: str, sha: str,
     known, reason = catalog.get(rel), str(exc)
     log.error("resource %s not read: %s", rel, reason)
     if transient(exc):
-        entry = failed_entry(sha, known, reason, settings.model_retry_seconds, time.time())
-        result.failed[rel] = f"{reason} (attempt {entry['attempts']}; tried again after {entry['retry_after']})"
+        entry = failed_entry(sha, known, reason, time.time())
+        due = retry_after(entry, settings.model_retry_seconds)
+        result.failed[rel] = f"{reason} (attempt {entry['attempts']}; tried again by the first run after {due})"
         catalog[rel] = entry
-        event = f"failed {rel} (attempt {entry['attempts']}, retried after {entry['retry_after']}): {reason}"
+        event = f"failed {rel} (attempt {entry['attempts']}, tried again after {due}): {reason}"
     elif isinstance(exc.__cause__, OSError):
         result.failed[rel] = reason
         return  # the disk, not the file: tried again on the next run
@@ -229,7 +238,7 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
         known = catalog.get(rel)
         if _done(lay, known, sha, reading):
             continue
-        if due := waiting_until(known, sha, now):
+        if due := waiting_until(known, sha, settings.model_retry_seconds, now):
             result.waiting[rel] = due
             continue
         day = resource_date(lay, rel, today(settings))
@@ -256,11 +265,11 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     return result
 
 
-def catalog_counts(lay: Layout) -> dict:
+def catalog_counts(lay: Layout, base: float) -> dict:
     """What `status` reports of the resource catalog: refused (until the file changes) and
     waiting to retry after a model/network failure, with the earliest retry time."""
     catalog: dict[str, dict] = read_json(lay.state_dir / CATALOG, {}) or {}
-    waiting = sorted(e.get("retry_after", "") for e in catalog.values() if e.get("failed"))
+    waiting = sorted(retry_after(e, base) for e in catalog.values() if e.get("failed"))
     return {"refused": sum(1 for e in catalog.values() if e.get("refused") and not e.get("failed")),
             "waiting_to_retry": len(waiting), "next_retry": waiting[0] if waiting else None}
 
