@@ -202,13 +202,14 @@ def _take_over(state_dir: Path, judged: bytes, token: str) -> None:
             os.rename(path, tombstone)
         except FileNotFoundError:
             return
-        if _read_bytes(tombstone) != judged:  # only where flock does not hold: put it back
+        if _read_bytes(tombstone) == judged:
+            log.info("took over a stale lock: %s", describe_holder(_holder_of(judged, path)))
+        else:  # only where flock does not hold: not the record judged, put it back
             try:
                 os.link(tombstone, path)
             except FileExistsError:
                 log.error("%s changed during a takeover on storage without flock", path)
         tombstone.unlink(missing_ok=True)
-        log.info("took over a stale lock: %s", describe_holder(_holder_of(judged, path)))
         _sweep_litter(state_dir)
 
 

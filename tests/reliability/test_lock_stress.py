@@ -122,3 +122,27 @@ def test_many_processes_and_killed_holders_never_overlap(tmp_path):
     assert figures["marker_overlaps"] == 0 and figures["interval_overlaps"] == 0
     assert not (tmp_path / "state" / "lock.json").exists()
     assert not list((tmp_path / "state").glob(".lock.json.*"))  # no temp record or tombstone left
+
+
+def test_an_unreadable_lock_is_left_alone_until_it_is_old_and_a_zombie_holder_is_gone(tmp_path):
+    import pytest
+
+    from memflow.tasks.ground.lock import UNREADABLE_GRACE, WorkspaceBusy, acquire, release
+
+    state = tmp_path / "state"
+    state.mkdir()
+    lock = state / "lock.json"
+    lock.write_text("")  # what the old lock's contenders saw mid-create, and took over
+    with pytest.raises(WorkspaceBusy, match="unknown holds the workspace"):
+        acquire(state, "index")
+    old = time.time() - UNREADABLE_GRACE - 5
+    os.utime(lock, (old, old))
+    release(state, acquire(state, "index"))  # a damaged file left behind is taken over
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    while not Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z":
+        time.sleep(0.01)  # exited, not reaped: os.kill(pid, 0) still succeeds
+    lock.write_text(json.dumps({"job": "old", "pid": child.pid, "host": os.uname().nodename,
+                                "since": "x", "token": "t"}))
+    release(state, acquire(state, "index"))
+    child.wait()
+    assert not lock.exists()
