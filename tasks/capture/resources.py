@@ -145,6 +145,8 @@ def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, re
 
 TRANSIENT = (ModelCallError, ModelOutputError, ConnectionError, TimeoutError)
 RETRY_CAP = 24 * 3600.0  # the longest wait between two tries of a failed resource
+# Catalogs written before `failed` existed recorded model failures as `refused`: tried again.
+OLD_TRANSIENT = re.compile(r"^(ModelCallError|ConnectionError|TimeoutError|\w*Timeout\w*):| reply is not a valid ")
 
 
 def transient(exc: FileRefused) -> bool:
@@ -183,7 +185,7 @@ def _done(lay: Layout, known: dict | None, sha: str, reading: str) -> bool:
     if not known or known["sha256"] != sha or known.get("failed"):
         return False
     if known.get("refused"):
-        return known.get("reading") == reading
+        return known.get("reading") == reading and not OLD_TRANSIENT.search(known["refused"])
     return bool(known.get("note")) and (lay.root / known["note"]).exists()
 
 

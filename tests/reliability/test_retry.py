@@ -116,3 +116,19 @@ def test_every_transient_fault_is_retried_and_no_resource_is_lost(model_settings
     lost = PER_FAULT - len(recovered.created)
     print(f"retry {fault}: {PER_FAULT} resource(s), {lost} lost")
     assert lost == 0 and not recovered.failed
+
+
+def test_a_model_failure_an_older_catalog_recorded_as_refused_is_tried_again(model_settings, lay, fake_model):
+    from memflow import api
+
+    path = lay.root / "resource" / "trip.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("The trip to Oslo is in May.\n")
+    sha = __import__("hashlib").sha256(path.read_bytes()).hexdigest()
+    reading = f"{model_settings.decode_errors}|{model_settings.resource_max_bytes}"
+    (lay.state_dir / "resource_catalog.json").write_text(json.dumps({"resource/trip.txt": {
+        "sha256": sha, "note": None, "reading": reading,
+        "refused": "ModelCallError: openai/test-chat: litellm.InternalServerError: scripted 500"}}))
+    fake_model.default_chat = lambda messages: READING
+    result = api.capture_resources(model_settings)
+    assert len(result.created) == 1 and not result.failed
