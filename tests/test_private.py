@@ -97,3 +97,23 @@ def test_the_api_key_comes_from_the_environment_and_is_never_printed(lay, fake_m
     res = run_cli("-w", ws, "status", "--deep", "--json", env={"MEMFLOW_MODEL_API_KEY": SECRET})
     assert sent_key(fake_model) == f"Bearer {SECRET}"
     assert SECRET not in res.stdout + res.stderr
+
+
+def test_a_symlink_to_the_settings_or_metadata_is_neither_indexed_nor_carded(lay):
+    private_workspace(lay)
+    (lay.root / "resource").mkdir(exist_ok=True)
+    (lay.root / "resource/cfg.txt").symlink_to(lay.root / "memflow.toml")
+    (lay.state_dir / "secret.md").write_text("the forgotten password hunter2\n")
+    ws = str(lay.root)
+    resources = run_cli("-w", ws, "resources")
+    assert "cfg.txt" not in resources.stdout and SECRET not in resources.stdout + resources.stderr
+    index = run_cli("-w", ws, "index")
+    assert index.returncode == 0, index.stderr
+    for query in (SECRET, "model_api_key", "hunter2 forgotten password"):
+        found = run_cli("-w", ws, "search", query, "--json")
+        assert found.returncode == 0, found.stderr
+        hits = json.dumps(json.loads(found.stdout)["results"])
+        assert SECRET not in hits and "hunter2" not in hits and "settings.md" not in hits
+    leaked = [p for p in lay.root.rglob("*") if p.is_file() and not p.is_symlink()
+              and "metadata" not in p.parts and p.name != "memflow.toml" and SECRET.encode() in p.read_bytes()]
+    assert leaked == []

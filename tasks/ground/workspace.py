@@ -152,10 +152,16 @@ def date_of(rel: str) -> date | None:
     return iso_date(match.group(1)) if match else None
 
 
+def in_layers(lay: Layout, path: Path) -> bool:
+    """`path` (resolved) lies in a memory layer: session/, resource/, daily/ or digest/."""
+    parts = path.relative_to(lay.root).parts
+    return bool(parts) and parts[0] in (lay.session, lay.resource, lay.daily, lay.digest)
+
+
 def file_stats(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",),
                problems: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
     """Workspace-relative path -> (size, mtime_ns) of regular files under `folders`, from one
-    scandir walk; hidden entries are skipped, symlinks only when they stay in the workspace.
+    scandir walk; hidden entries are skipped, symlinks only when they stay in the memory layers.
     A folder is walked once however many links lead to it; symlink loops, links out of the
     workspace, FIFOs and other non-regular files are left out (with a reason in `problems`)."""
     root = str(lay.root)
@@ -194,6 +200,9 @@ def file_stats(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".m
                             continue
                         if not target.is_relative_to(lay.root):
                             skip(entry.path, "symlink out of the workspace")
+                            continue
+                        if not in_layers(lay, target):  # never memflow.toml or metadata/
+                            skip(entry.path, "symlink out of the memory layers")
                             continue
                     if entry.is_dir():
                         stack.append(entry.path)
