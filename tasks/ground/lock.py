@@ -246,6 +246,8 @@ def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2,
 
 def release(state_dir: Path, token: str) -> None:
     """Remove the lock if it is still ours (under the guard: a takeover cannot interleave)."""
+    if not (state_dir / LOCK_FILE).exists():
+        return  # nothing to release (the folder itself may be gone: a removed workspace)
     with _guard(state_dir):
         holder = read_holder(state_dir)
         if holder and holder.get("token") == token:

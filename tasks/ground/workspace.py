@@ -114,11 +114,14 @@ STATE_README = """# metadata/state
 
 What cannot be derived from the Markdown files lives here; keep it with backups.
 
-- `lock.json`: the workspace lock held by the job writing now (safe to delete when no job runs).
+- `lock.json`: the workspace lock held by the job writing now (safe to delete when no job runs);
+  `lock.guard`: an empty file flock'ed while a stale lock is taken over or a lock released.
 - `index_watermark.json`: when the index last ran (also lets search tell a stale index).
 - `inbox.jsonl`: one event per job that changed files.
 - `capture/<session_id>.json`: the last session-log line each daily note was written from.
-- `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed.
+- `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed
+  (a resource `refused` on its content until it changes, or `failed` on the model or network
+  with its attempts: retried after a backoff).
 - `dream_runs/<run_id>/`: pre-images of digest nodes touched by a dream run, for rollback.
 
 Everything under `metadata/index/` is derived: delete it and run `memflow reindex`.
