@@ -13,7 +13,8 @@ stale whatever its host: its holder's lease on the limit has ended.
 
 Why it excludes: the lock file only ever appears whole. A contender writes its full record to a
 file of its own and hard-links it to `lock.json` (`os.link` fails when the name exists), so no
-reader sees a half-written lock. Taking over a stale lock and releasing are serialized by an
+reader sees a half-written lock. Taking over a stale lock (and releasing one taken under a
+concurrency limit, the only kind judged stale while its holder lives) is serialized by an
 `fcntl.flock` on `lock.guard` (the kernel drops it when its holder dies, so it is never stale
 itself): under it the record is read again and removed only if it is still the one judged
 stale, by a rename to a tombstone that is checked before it is deleted. Where the storage
@@ -227,11 +228,11 @@ def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2,
         record["limit"] = limit
     deadline = time.monotonic() + wait
     while True:
-        if _try_create(path, record):
-            return token
         raw = _read_bytes(path)
-        if raw is None:
-            continue  # released in between: try again at once
+        if raw is None:  # free (or released in between): publish ours; lost the race: look again
+            if _try_create(path, record):
+                return token
+            continue
         holder = _holder_of(raw, path)
         if is_stale(holder, limit):
             _take_over(state_dir, raw, token)
@@ -245,9 +246,16 @@ def acquire(state_dir: Path, job: str, wait: float = 0.0, poll: float = 0.2,
 
 
 def release(state_dir: Path, token: str) -> None:
-    """Remove the lock if it is still ours (under the guard: a takeover cannot interleave)."""
-    if not (state_dir / LOCK_FILE).exists():
-        return  # nothing to release (the folder itself may be gone: a removed workspace)
+    """Remove the lock if it is still ours. A record taken under a concurrency limit can be
+    judged stale while its holder lives (its lease ended), so its release takes the guard: a
+    takeover cannot interleave. Any other record is never stale while we run: no guard needed
+    (a dry run leaves no file behind)."""
+    holder = read_holder(state_dir)
+    if not holder or holder.get("token") != token:
+        return
+    if not holder.get("limit"):
+        (state_dir / LOCK_FILE).unlink(missing_ok=True)
+        return
     with _guard(state_dir):
         holder = read_holder(state_dir)
         if holder and holder.get("token") == token:
