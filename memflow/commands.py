@@ -231,8 +231,12 @@ def cmd_resources(args: argparse.Namespace) -> int:
                 print(f"{label}: {rel}")
         for rel, error in result.failed.items():
             print(f"failed: {rel}: {error}", file=sys.stderr)
+        if result.waiting:
+            print(f"{len(result.waiting)} waiting to retry after a model or network failure (next after "
+                  f"{min(result.waiting.values())})", file=sys.stderr)
         print(f"resources: created={len(result.created)} updated={len(result.updated)} "
-              f"removed={len(result.removed)} skipped={len(result.skipped)} failed={len(result.failed)}")
+              f"removed={len(result.removed)} skipped={len(result.skipped)} failed={len(result.failed)}"
+              f" waiting={len(result.waiting)}")
     return 1 if result.failed else 0
 
 
@@ -455,6 +459,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {layer}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
     print(f"dream: backlog {dream['backlog']} note(s); last run "
           + (f"{dream['last_run']['run_id']} {dream['last_run']['status']}" if dream["last_run"] else "none"))
+    resources = report["resources"]
+    print(f"resources: {resources['refused']} refused (until they change), {resources['waiting_to_retry']} "
+          "waiting to retry" + (f" (next after {resources['next_retry']})" if resources["next_retry"] else ""))
     print("lock: " + (f"{lock['job']} since {lock['since']} (pid {lock['pid']} on {lock['host']}"
                       f"{'' if lock['alive'] else ', gone'})" if lock else "free"))
     for job, run in sorted(report["jobs"].items()):

@@ -76,3 +76,5 @@ class ResourceResult(BaseModel):
     removed: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)
     failed: dict[str, str] = Field(default_factory=dict)
+    # resource -> when it is tried again (an earlier model/network failure; not yet due)
+    waiting: dict[str, str] = Field(default_factory=dict)

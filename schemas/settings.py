@@ -1,7 +1,9 @@
 """Settings: the one configuration shape of a workspace.
 
 Sources, lowest priority first: `memflow.toml` in the workspace, `MEMFLOW_*` environment
-variables, keyword arguments. A model is a litellm model string; empty means offline.
+variables (every field: `MEMFLOW_CHAT_MODEL`, `MEMFLOW_MODEL_API_KEY`, ...), keyword arguments.
+A model is a litellm model string; empty means offline. Secrets can stay in the environment
+(`model_api_key_env`) and are never shown (`model_api_key` is a SecretStr).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 CONFIG_FILE = "memflow.toml"
@@ -32,8 +34,16 @@ class Settings(BaseSettings):
     chat_model: str = ""
     embedding_model: str = ""
     model_api_base: str = ""
-    model_api_key: str = ""
+    # The API key, never printed (a SecretStr shows as '**********'). Keep it out of
+    # memflow.toml: set MEMFLOW_MODEL_API_KEY, or name the environment variable that holds it in
+    # model_api_key_env (e.g. "OPENAI_API_KEY"); with neither, litellm reads its provider's usual
+    # variable. The MCP server's HTTP bearer token comes from --token or MEMFLOW_MCP_TOKEN.
+    model_api_key: SecretStr = SecretStr("")
+    model_api_key_env: str = ""
     model_timeout: float = 60.0
+    # A resource whose card failed on the model or the network is tried again by the first run
+    # this many seconds later, doubled per further failure (capped at a day); 0: every run.
+    model_retry_seconds: float = Field(default=300.0, ge=0.0)
     embedding_dimensions: int = 0
 
     decode_errors: Literal["replace", "strict"] = "replace"

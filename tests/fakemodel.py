@@ -79,7 +79,7 @@ class FakeModel:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                fake.requests.append({"path": self.path, "body": body})
+                fake.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
                 step = fake.script.pop(0) if fake.script else {}
                 if "hang" in step:
                     time.sleep(step["hang"])

@@ -1,7 +1,7 @@
 """Stage 1, capture: conversations and resources become daily notes.
 
 Entry points: `auto_memory` (a conversation -> session log + daily notes), `auto_resource`
-(files under resource/ -> daily notes; `adopt_resource_notes` records ones already converted elsewhere), the model writers `model_writer`, `write_with_model`,
+(files under resource/ -> daily notes; `adopt_resource_notes` records ones already converted elsewhere; `catalog_counts`: refused and waiting to retry, for status), the model writers `model_writer`, `write_with_model`,
 `read_with_model` (without a chat model the offline extractive writer is used), and for agent
 hosts `next_turn`/`TurnState` (when to flush), and `check_messages` (validation at the door;
 raises `InvalidMessages`). The session log's read side (`log_path`,
@@ -17,12 +17,12 @@ from memflow.tasks.capture.model_writer import (
            read_with_model,
            write_with_model,
 )
-from memflow.tasks.capture.resources import adopt_resource_notes, auto_resource
+from memflow.tasks.capture.resources import adopt_resource_notes, auto_resource, catalog_counts
 from memflow.tasks.capture.sessionlog import log_path, message_key, message_text, read_log
 from memflow.tasks.capture.turns import TurnState, next_turn
 from memflow.tasks.capture.validate import InvalidMessages, check_messages
 
 __all__ = ["auto_memory", "auto_resource", "model_writer", "write_with_model", "read_with_model",
            "next_turn", "TurnState", "log_path", "read_log", "message_text", "salient_terms",
-           "check_messages", "InvalidMessages", "message_key", "refresh_day_index", "section_kind", "informative",
-           "adopt_resource_notes"]
+           "check_messages", "InvalidMessages", "message_key", "refresh_day_index", "section_kind",
+           "informative", "adopt_resource_notes", "catalog_counts"]

@@ -4,6 +4,12 @@ Files directly in resource/ belong to today; files under resource/YYYY-MM-DD/...
 that date. Added or modified files get (or update) their note with `source_resource`; a deleted
 file loses only the note generated for it. The catalog advances only after a note is written, so
 a file that failed is tried again next time. The caller holds the workspace lock.
+
+Two kinds of "not read" in the catalog: `refused` (the content itself: binary, undecodable,
+past a limit) stays refused until the file changes; `failed` (the model or the network: errors,
+timeouts, refused connections, 429/5xx, invalid output) keeps `attempts` and `failed_at`, and
+the first run `model_retry_seconds` later (doubled per attempt, capped at a day) tries again; a
+run before then counts the file as waiting.
 """
 
 from __future__ import annotations
@@ -11,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from memflow.schemas.capture import ResourceResult
@@ -21,6 +28,7 @@ from memflow.tasks.capture.dayindex import day_index_stale, note_where, refresh_
 from memflow.tasks.ground.convert import Converted, NotText, convert, looks_binary
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
+from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
 from memflow.tasks.ground.notes import render_note
 from memflow.tasks.ground.workspace import (
     Layout,
@@ -135,6 +143,88 @@ def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, re
     return target
 
 
+TRANSIENT = (ModelCallError, ModelOutputError, ConnectionError, TimeoutError)
+RETRY_CAP = 24 * 3600.0  # the longest wait between two tries of a failed resource
+# Catalogs written before `failed` existed recorded model failures as `refused`: tried again.
+OLD_TRANSIENT = re.compile(r"^(ModelCallError|ConnectionError|TimeoutError|\w*Timeout\w*):| reply is not a valid ")
+
+
+def transient(exc: FileRefused) -> bool:
+    """A failure that can pass without the file changing: the model or the network (errors,
+    timeouts, refused connections, HTTP 429/5xx, invalid output after retries)."""
+    return isinstance(exc.__cause__, TRANSIENT)
+
+
+def failed_entry(sha: str, known: dict | None, reason: str, now: float) -> dict:
+    """The catalog entry of a transient failure: when it failed and how often at this content."""
+    again = known and known.get("sha256") == sha and known.get("failed")
+    return {"sha256": sha, "note": (known or {}).get("note"), "failed": reason,
+            "attempts": (known.get("attempts", 0) if again else 0) + 1,
+            "failed_at": datetime.fromtimestamp(now, timezone.utc).isoformat(timespec="seconds")}
+
+
+def retry_after(entry: dict, base: float) -> str:
+    """When a failed resource is due again: `base` seconds after its last failure, doubled per
+    attempt, capped at RETRY_CAP (from the settings of the run asking: lowering
+    `model_retry_seconds` brings every retry forward)."""
+    wait = min(base * 2 ** (max(1, entry.get("attempts", 1)) - 1), RETRY_CAP)
+    failed_at = datetime.fromisoformat(entry.get("failed_at") or "1970-01-01T00:00:00+00:00")
+    return datetime.fromtimestamp(failed_at.timestamp() + wait, timezone.utc).isoformat(timespec="seconds")
+
+
+def waiting_until(known: dict | None, sha: str, base: float, now: float) -> str | None:
+    """The retry time of a failed resource not yet due (same content); None when it is due."""
+    if not known or not known.get("failed") or known.get("sha256") != sha:
+        return None
+    due = retry_after(known, base)
+    return due if datetime.fromisoformat(due).timestamp() > now else None
+
+
+def _done(lay: Layout, known: dict | None, sha: str, reading: str) -> bool:
+    """Nothing to do: converted (its note exists) or refused on its own, at this content."""
+    if not known or known["sha256"] != sha or known.get("failed"):
+        return False
+    if known.get("refused"):
+        return known.get("reading") == reading and not OLD_TRANSIENT.search(known["refused"])
+    return bool(known.get("note")) and (lay.root / known["note"]).exists()
+
+
+def _refused(lay: Layout, settings: Settings, catalog: dict, rel: str, sha: str, exc: FileRefused,
+             result: ResourceResult, reading: str) -> None:
+    """Record why a resource was not read: content refused on its own stays refused until it
+    changes; a model or network failure waits its backoff; the disk is retried next run."""
+    known, reason = catalog.get(rel), str(exc)
+    log.error("resource %s not read: %s", rel, reason)
+    if transient(exc):
+        entry = failed_entry(sha, known, reason, time.time())
+        due = retry_after(entry, settings.model_retry_seconds)
+        result.failed[rel] = f"{reason} (attempt {entry['attempts']}; tried again by the first run after {due})"
+        catalog[rel] = entry
+        event = f"failed {rel} (attempt {entry['attempts']}, tried again after {due}): {reason}"
+    elif isinstance(exc.__cause__, OSError):
+        result.failed[rel] = reason
+        return  # the disk, not the file: tried again on the next run
+    else:
+        result.failed[rel] = reason
+        catalog[rel] = {"sha256": sha, "note": (known or {}).get("note"), "refused": reason, "reading": reading}
+        event = f"refused {rel}: {reason}"
+    atomic_write_json(lay.state_dir / CATALOG, catalog)
+    append_event(lay, "auto_resource", [rel], event)
+
+
+def _remove_gone(lay: Layout, catalog: dict, gone: list[str], result: ResourceResult, days: set) -> None:
+    for rel in gone:
+        note = catalog[rel].get("note")
+        if note and (lay.root / note).exists():
+            (lay.root / note).unlink()  # the generated note only; the resource is already gone
+            result.removed.append(note)
+            day = date_of(note)
+            if day:
+                days.add(day)
+        del catalog[rel]
+        atomic_write_json(lay.state_dir / CATALOG, catalog)
+
+
 def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceResult:
     lay = layout(settings)
     read = reader or extractive_card
@@ -145,41 +235,26 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     result = ResourceResult(skipped=skipped, failed=dict(problems))
     days: set[date] = set()
     reading = f"{settings.decode_errors}|{settings.resource_max_bytes}"  # how a refused file was read
+    now = time.time()
     for rel, sha in found.items():
         known = catalog.get(rel)
-        if known and known["sha256"] == sha and (
-                (known.get("refused") and known.get("reading") == reading)
-                or (not known.get("refused") and known.get("note") and (lay.root / known["note"]).exists())):
+        if _done(lay, known, sha, reading):
+            continue
+        if due := waiting_until(known, sha, settings.model_retry_seconds, now):
+            result.waiting[rel] = due
             continue
         day = resource_date(lay, rel, today(settings))
         try:
             note = guarded(rel, lambda: write_resource_note(lay, settings, rel, day, read,
                                                             known and known.get("note")))
-        except FileRefused as exc:  # refused once, said in the inbox; tried again when it changes
-            reason = str(exc)
-            log.error("resource %s not read: %s", rel, reason)
-            result.failed[rel] = reason
-            if isinstance(exc.__cause__, OSError):
-                continue  # the disk, not the file: tried again on the next run
-            catalog[rel] = {"sha256": sha, "note": (known or {}).get("note"), "refused": reason,
-                            "reading": reading}
-            atomic_write_json(catalog_path, catalog)
-            append_event(lay, "auto_resource", [rel], f"refused {rel}: {reason}")
+        except FileRefused as exc:
+            _refused(lay, settings, catalog, rel, sha, exc, result, reading)
             continue
         (result.updated if known and known.get("note") else result.created).append(note)
         catalog[rel] = {"sha256": sha, "note": note}
         atomic_write_json(catalog_path, catalog)  # after the note: a failure is retried
         days.add(day)
-    for rel in sorted(set(catalog) - set(found) - set(problems)):
-        note = catalog[rel].get("note")
-        if note and (lay.root / note).exists():
-            (lay.root / note).unlink()  # the generated note only; the resource is already gone
-            result.removed.append(note)
-            day = date_of(note)
-            if day:
-                days.add(day)
-        del catalog[rel]
-        atomic_write_json(catalog_path, catalog)
+    _remove_gone(lay, catalog, sorted(set(catalog) - set(found) - set(problems)), result, days)
     # a day whose index a killed run did not refresh is refreshed now
     card_days = {date_of(entry["note"]) for entry in catalog.values() if entry.get("note")}
     days |= {d for d in card_days if d and day_index_stale(lay, d)}
@@ -187,8 +262,18 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     changed = result.created + result.updated + result.removed + [i for i in indexes if i]
     append_event(lay, "auto_resource", changed,
                  f"created {len(result.created)}, updated {len(result.updated)}, "
-                 f"removed {len(result.removed)}")
+                 f"removed {len(result.removed)}" + (f", {len(result.waiting)} waiting to retry"
+                                                     if result.waiting else ""))
     return result
+
+
+def catalog_counts(lay: Layout, base: float) -> dict:
+    """What `status` reports of the resource catalog: refused (until the file changes) and
+    waiting to retry after a model/network failure, with the earliest retry time."""
+    catalog: dict[str, dict] = read_json(lay.state_dir / CATALOG, {}) or {}
+    waiting = sorted(retry_after(e, base) for e in catalog.values() if e.get("failed"))
+    return {"refused": sum(1 for e in catalog.values() if e.get("refused") and not e.get("failed")),
+            "waiting_to_retry": len(waiting), "next_retry": waiting[0] if waiting else None}
 
 
 def adopt_resource_notes(settings: Settings, notes: dict[str, str]) -> int:

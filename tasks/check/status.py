@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from memflow.schemas.settings import Settings
+from memflow.tasks.capture import catalog_counts
 from memflow.tasks.dream import list_runs, pending_notes
 from memflow.tasks.ground.lock import JOBS_FILE, process_alive, read_holder
 from memflow.tasks.ground.workspace import file_stats, layout, today
@@ -78,6 +79,10 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
         "resource": {"files": len(file_stats(lay, [lay.resource], ("",))), "chunks": chunks.get("resource", 0)},
         "session": {"logs": len(file_stats(lay, [lay.session], (".jsonl",)))},
     }
+    resources = catalog_counts(lay, settings.model_retry_seconds)
+    if resources["waiting_to_retry"]:
+        warnings.append(f"{resources['waiting_to_retry']} resource(s) failed on a model or network error and "
+                        f"wait to retry (next after {resources['next_retry']}): `memflow resources` then")
     jobs = read_json(lay.state_dir / JOBS_FILE, {}) or {}
     for job, run in sorted(jobs.items()):
         if run.get("result") == "failed":
@@ -86,7 +91,7 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
     warnings += [f"{role} model {m['model']} {m['health']}" for role, m in models.items()
                  if m["health"].startswith("failed")]
     return {"workspace": str(lay.root), "index": index, "jobs": jobs, "lock": lock, "dream": dream,
-            "layers": layers, "models": models, "warnings": warnings}
+            "layers": layers, "resources": resources, "models": models, "warnings": warnings}
 
 
 __all__ = ["workspace_status", "model_health"]

@@ -1,8 +1,11 @@
 """File operations on a workspace: read, write, edit, move (rewriting inbound links), delete,
 frontmatter get/set. Plain functions behind the CLI, the Python API and the MCP server.
 
-Writes refuse the folders memory-flows manages (`metadata/`: derived index and job state;
-`session/`: logs that only grow through `capture`), and each leaves an inbox event.
+Private by default: every operation resolves its path (symlinks followed) and refuses anything
+outside the memory layers (`readable`: session/, resource/, daily/, digest/; `writable`: the
+same but session/, whose logs only grow through `capture`), so `memflow.toml` (settings and
+keys) and `metadata/` (index, job state, the forgotten texts) are never read or written
+through a file tool. Each write leaves an inbox event.
 
 Rewrites keep bytes they do not touch: files are decoded with `surrogateescape` and CRLF line
 ends are kept, so a link rewrite never mangles invalid UTF-8 or line endings elsewhere.
@@ -37,23 +40,48 @@ class EditError(ValueError):
     """An edit whose old text does not match exactly once."""
 
 
-def _existing(lay: Layout, rel: str):
+def _under(inside: str, folder: str) -> bool:
+    return inside == folder or inside.startswith(folder + "/")
+
+
+def _layer_path(lay: Layout, rel: str, layers: tuple[str, ...], verb: str):
+    """The resolved path of `rel` (symlinks followed) if it lies in one of `layers`; PathError
+    saying why not. `metadata/` (index, job state, the forgotten texts) and `memflow.toml`
+    (settings, keys) are never reachable through a file tool."""
     path = safe_path(lay.root, rel)
+    inside = path.relative_to(lay.root.resolve()).as_posix() if path != lay.root.resolve() else ""
+    if _under(inside, lay.metadata):
+        raise PathError(f"refused: {rel} is under {lay.metadata}/, which holds the index and job state "
+                        "memory-flows manages")
+    if not any(_under(inside, folder) and inside != folder for folder in layers):
+        folders = ", ".join(f"{folder}/" for folder in layers)
+        raise PathError(f"refused: {rel} is not in a memory layer; file tools {verb} only files under {folders}")
+    return path
+
+
+def readable(lay: Layout, rel: str):
+    """The path of `rel` if a file tool may read it: a file in session/, resource/, daily/ or
+    digest/; PathError otherwise (memflow.toml, metadata/, anything else in the workspace)."""
+    return _layer_path(lay, rel, (lay.session, lay.resource, lay.daily, lay.digest), "read")
+
+
+def _existing(lay: Layout, rel: str):
+    path = readable(lay, rel)
     if not path.is_file():
         raise FileNotFoundError(f"no such file in the workspace: {rel}")
     return path
 
 
 def writable(lay: Layout, rel: str):
-    """The path of `rel` if a file operation may change it; PathError under `metadata/` or
-    `session/` (a hand-written lock or a rewritten log would break the jobs that own them)."""
+    """The path of `rel` if a file operation may change it: a file under resource/, daily/ or
+    digest/. PathError under `metadata/` or `session/` (a hand-written lock or a rewritten log
+    would break the jobs that own them) and anywhere outside the memory layers."""
     path = safe_path(lay.root, rel)
     inside = path.relative_to(lay.root.resolve()).as_posix() if path != lay.root.resolve() else ""
-    for folder, why in ((lay.metadata, "holds the index and job state memory-flows manages"),
-                        (lay.session, "holds conversation logs that only grow through `capture`")):
-        if inside == folder or inside.startswith(folder + "/"):
-            raise PathError(f"refused: {rel} is under {folder}/, which {why}")
-    return path
+    if _under(inside, lay.session):
+        raise PathError(f"refused: {rel} is under {lay.session}/, which holds conversation logs that "
+                        "only grow through `capture`")
+    return _layer_path(lay, rel, (lay.resource, lay.daily, lay.digest), "write")
 
 
 def read_file(lay: Layout, rel: str, start: int | None = None, end: int | None = None,
@@ -217,4 +245,4 @@ def fm_set(lay: Layout, rel: str, values: dict) -> dict:
 
 
 __all__ = ["EditError", "PathError", "read_file", "write_file", "edit_file", "move_file",
-           "delete_file", "inbound_links", "fm_get", "fm_set", "parse_assignments", "writable"]
+           "delete_file", "inbound_links", "fm_get", "fm_set", "parse_assignments", "readable", "writable"]

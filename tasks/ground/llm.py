@@ -12,7 +12,7 @@ import os
 from functools import lru_cache
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from memflow.schemas.settings import Settings
 
@@ -37,12 +37,34 @@ def _litellm():
     return litellm
 
 
+def api_key(settings: Settings) -> str:
+    """The model API key: `model_api_key`, else the environment variable `model_api_key_env`
+    names ("" when neither: litellm then reads its provider's usual variable)."""
+    raw = settings.model_api_key  # a SecretStr (a plain str after an unvalidated model_copy)
+    key = raw.get_secret_value() if isinstance(raw, SecretStr) else str(raw or "")
+    if key or not settings.model_api_key_env:
+        return key
+    if not os.environ.get(settings.model_api_key_env):
+        raise ModelCallError(f"model_api_key_env names {settings.model_api_key_env}, which is not set in "
+                             "the environment: export it, or set MEMFLOW_MODEL_API_KEY")
+    return os.environ[settings.model_api_key_env]
+
+
+def _failed(settings: Settings, model: str, exc: Exception) -> ModelCallError:
+    """A provider error as one line, the API key masked (some providers echo it)."""
+    if isinstance(exc, ModelCallError):
+        return exc
+    message = f"{model}: {type(exc).__name__}: {exc}"
+    key = api_key(settings)
+    return ModelCallError(message.replace(key, "***") if len(key) >= 4 else message)
+
+
 def _endpoint(settings: Settings) -> dict:
     extra: dict = {"timeout": settings.model_timeout, "max_retries": 0}
     if settings.model_api_base:
         extra["api_base"] = settings.model_api_base
-    if settings.model_api_key:
-        extra["api_key"] = settings.model_api_key
+    if key := api_key(settings):
+        extra["api_key"] = key
     return extra
 
 
@@ -53,7 +75,7 @@ def complete_json(settings: Settings, messages: list[dict], schema: type[T]) -> 
         reply = litellm.completion(model=settings.chat_model, messages=messages,
                                    response_format={"type": "json_object"}, **_endpoint(settings))
     except Exception as exc:  # litellm raises many provider-specific types; keep the message
-        raise ModelCallError(f"{settings.chat_model}: {type(exc).__name__}: {exc}") from exc
+        raise _failed(settings, settings.chat_model, exc) from exc
     content = reply.choices[0].message.content or ""
     try:
         return schema.model_validate_json(_strip_fences(content))
@@ -69,7 +91,7 @@ def chat(settings: Settings, messages: list[dict], **kwargs) -> dict:
         reply = litellm.completion(model=settings.chat_model, messages=messages,
                                    **_endpoint(settings), **kwargs)
     except Exception as exc:
-        raise ModelCallError(f"{settings.chat_model}: {type(exc).__name__}: {exc}") from exc
+        raise _failed(settings, settings.chat_model, exc) from exc
     return reply.choices[0].message.model_dump()
 
 
@@ -81,7 +103,7 @@ def embed(settings: Settings, texts: list[str]) -> list[list[float]]:
     try:
         reply = litellm.embedding(model=settings.embedding_model, input=texts, **extra)
     except Exception as exc:
-        raise ModelCallError(f"{settings.embedding_model}: {type(exc).__name__}: {exc}") from exc
+        raise _failed(settings, settings.embedding_model, exc) from exc
     data = sorted(reply.data, key=lambda d: d["index"])
     return [list(map(float, d["embedding"])) for d in data]
 

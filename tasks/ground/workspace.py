@@ -114,11 +114,14 @@ STATE_README = """# metadata/state
 
 What cannot be derived from the Markdown files lives here; keep it with backups.
 
-- `lock.json`: the workspace lock held by the job writing now (safe to delete when no job runs).
+- `lock.json`: the workspace lock held by the job writing now (safe to delete when no job runs);
+  `lock.guard`: an empty file flock'ed while a stale lock is taken over or a lock released.
 - `index_watermark.json`: when the index last ran (also lets search tell a stale index).
 - `inbox.jsonl`: one event per job that changed files.
 - `capture/<session_id>.json`: the last session-log line each daily note was written from.
-- `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed.
+- `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed
+  (a resource `refused` on its content until it changes, or `failed` on the model or network
+  with its attempts: retried after a backoff).
 - `dream_runs/<run_id>/`: pre-images of digest nodes touched by a dream run, for rollback.
 
 Everything under `metadata/index/` is derived: delete it and run `memflow reindex`.
@@ -152,10 +155,16 @@ def date_of(rel: str) -> date | None:
     return iso_date(match.group(1)) if match else None
 
 
+def in_layers(lay: Layout, path: Path) -> bool:
+    """`path` (resolved) lies in a memory layer: session/, resource/, daily/ or digest/."""
+    parts = path.relative_to(lay.root).parts
+    return bool(parts) and parts[0] in (lay.session, lay.resource, lay.daily, lay.digest)
+
+
 def file_stats(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".md",),
                problems: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
     """Workspace-relative path -> (size, mtime_ns) of regular files under `folders`, from one
-    scandir walk; hidden entries are skipped, symlinks only when they stay in the workspace.
+    scandir walk; hidden entries are skipped, symlinks only when they stay in the memory layers.
     A folder is walked once however many links lead to it; symlink loops, links out of the
     workspace, FIFOs and other non-regular files are left out (with a reason in `problems`)."""
     root = str(lay.root)
@@ -194,6 +203,9 @@ def file_stats(lay: Layout, folders: list[str], suffixes: tuple[str, ...] = (".m
                             continue
                         if not target.is_relative_to(lay.root):
                             skip(entry.path, "symlink out of the workspace")
+                            continue
+                        if not in_layers(lay, target):  # never memflow.toml or metadata/
+                            skip(entry.path, "symlink out of the memory layers")
                             continue
                     if entry.is_dir():
                         stack.append(entry.path)

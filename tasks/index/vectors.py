@@ -152,7 +152,7 @@ def seed_embedding_cache(settings: Settings, model: str, dims: int, vectors: dic
         atomic_write_json(record_path, {**record, model: dims})
 
 
-MODEL_FIELDS = {"embedding_model", "embedding_dimensions", "model_api_base", "model_api_key"}
+MODEL_FIELDS = {"embedding_model", "embedding_dimensions", "model_api_base"}  # what a query vector depends on
 _QUERY_CACHE: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
 _QUERY_CACHE_SIZE = 256
 

@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.notes import parse_note
-from memflow.tasks.ground.workspace import file_stats, layout, safe_path
+from memflow.tasks.ground.fileops import readable
+from memflow.tasks.ground.workspace import file_stats, layout
 from memflow.tasks.recall.hybrid import open_index
 from memflow.tasks.stores.files import read_text
 
@@ -44,7 +45,7 @@ def note_context(settings: Settings, rel: str, depth: int = 1, limit: int = 30) 
     """The note's text, and the notes it links to and that link to it, breadth first to
     `depth` hops (each with its path, name, description, hop and direction)."""
     lay = layout(settings)
-    path = safe_path(lay.root, rel)
+    path = readable(lay, rel)  # the memory layers only: never memflow.toml or metadata/
     if not path.is_file():
         raise FileNotFoundError(f"no such file in the workspace: {rel}")
     rel = path.relative_to(lay.root.resolve()).as_posix()
