@@ -7,18 +7,24 @@ at least `KEEP` of the hit's best line are kept, so a name every line repeats do
 every line), adjacent ones kept together, a gap shown as `…`. A line is never
 cut: a block takes the matching lines that fit, in order, and results are added in rank order
 until the budget is full. A hit with no matching line (a vector-only hit) gives its first lines.
-Lines keep their provenance links, so every packed line stays resolvable to its source.
+Lines keep their provenance links, so every packed line stays resolvable to its source. Every
+line shows its date: a digest line its own, any other the header's (the note's path, the
+session's heading, else the chunk's date added to it). A line the digest replaced is labelled
+`(replaced DATE)` and comes after the block's current lines.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date
 from functools import lru_cache
 
 from memflow.schemas.recall import SearchResult
-from memflow.tasks.ground.markdown import parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import line_date, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.recall.replaced import is_replaced, unlabelled
+from memflow.tasks.recall.timeline import newest_first
 
 GAP = "…"
 KEEP = 0.3
@@ -31,14 +37,15 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     `neighbours` lines either side of each (the answer to a question is often the next turn);
     the first lines when none matches."""
     lines = result.text.split("\n")
-    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(line), tokenizer)))
+    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(unlabelled(line)), tokenizer)))
               if _content(line) else 0.0 for line in lines]
     best = max(scores, default=0.0)
     if best > 0:
         keep = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
         keep |= {j for i in keep for j in range(i - neighbours, i + neighbours + 1)
                  if 0 <= j < len(lines) and _content(lines[j])}
-        return sorted(keep)
+        # a replaced line comes after the current ones, so a tight budget drops it first
+        return sorted(keep, key=lambda i: (is_replaced(lines[i]), i))
     return [i for i, line in enumerate(lines) if _content(line)][:2]
 
 
@@ -74,7 +81,7 @@ def block(result: SearchResult, offsets: list[int]) -> str:
     session log), the header names it (`<- [[session/dialog/x.jsonl]]`) and each line keeps
     only its anchor (`#L13`); `expand` writes the links out again."""
     lines = result.text.split("\n")
-    first, last = line_number(result, offsets[0]), line_number(result, offsets[-1])
+    first, last = line_number(result, min(offsets)), line_number(result, max(offsets))
     # the innermost heading says what the lines are ("Facts", "Said by Melanie", a digest
     # node's subject); the note's title is in its path already
     section = result.heading_path.split(" > ")[-1].lstrip("#").strip() if result.heading_path else ""
@@ -83,6 +90,9 @@ def block(result: SearchResult, offsets: list[int]) -> str:
     sources = {m.group(1) for m in tails if m}
     shared = next(iter(sources)) if len(sources) == 1 else None
     out = [f"[{result.path}:L{first}-L{last}]{heading}" + (f" <- [[{shared}]]" if shared else "")]
+    day = result.date.isoformat() if result.date else None
+    if day and day not in out[0] and not all(line_date(lines[o]) for o in offsets):
+        out[0] += f" ({day})"  # every line shows its date: the header's, when it is not its own
     previous = None
     for offset, tail in zip(offsets, tails):
         if previous is not None and offset != previous + 1:
@@ -107,18 +117,21 @@ def expand(packed: str) -> str:
 
 
 def packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
-           tokenizer: str = "bigram", neighbours: int = 1) -> Callable[[int], list[str]]:
+           tokenizer: str = "bigram", neighbours: int = 1,
+           window: tuple[date, date] | None = None) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget; `weights`: query token -> idf (`term_weights`). A line
     already said above (the same transcript turn, the daily line a digest fact cites, the turn
     a note line quotes) is not shown twice. Each hit's lines are chosen and each text counted
-    once however many budgets are packed."""
-    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours)
+    once however many budgets are packed. The blocks chosen are then ordered newest first where
+    their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
+    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window)
     return lambda budget: [text for _, text in pack_hits(budget)]
 
 
 def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
-               tokenizer: str = "bigram", neighbours: int = 1) -> Callable[[int], list[tuple[int, str]]]:
+               tokenizer: str = "bigram", neighbours: int = 1,
+               window: tuple[date, date] | None = None) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows."""
     count = lru_cache(maxsize=None)(count)
 
@@ -149,11 +162,12 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
             used += count(text) + (1 if packed else 0)
             packed.append((i, text))
             shown.update(key for o, keys in fresh if o in chosen for key in keys)
-        return packed
+        return [packed[n] for n in newest_first([text for _, text in packed], tokenizer, window)]
     return pack_into
 
 
 def pack(results: list[SearchResult], weights: dict[str, float], budget: int,
-         count: Callable[[str], int], tokenizer: str = "bigram", neighbours: int = 1) -> list[str]:
+         count: Callable[[str], int], tokenizer: str = "bigram", neighbours: int = 1,
+         window: tuple[date, date] | None = None) -> list[str]:
     """The blocks of `results` that fit in `budget` tokens (see `packer`)."""
-    return packer(results, weights, count, tokenizer, neighbours)(budget)
+    return packer(results, weights, count, tokenizer, neighbours, window)(budget)

@@ -7,7 +7,9 @@ line says until when a replaced value held (`  - until 2026-06-09: I live in Ber
 chunk into what it said on a day: facts stated later hidden, a value replaced later shown as the
 current one. `window_text` keeps the fact lines dated inside a window. `time_window` resolves
 "yesterday", "last week", "in May", "3 days ago", "昨天", "上周", "5月" against a day (the
-caller's today in the workspace timezone) into (first, last) days.
+caller's today in the workspace timezone) into (first, last) days. `newest_first` orders packed
+blocks so that of lines answering the same question (same frame, another value) the newest
+comes first, the older ones after it as dated history.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from datetime import date, timedelta
 from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
-from memflow.tasks.ground.markdown import line_date
+from memflow.tasks.ground.markdown import line_date, line_text, searchable_text
+from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.recall.replaced import unlabelled
 
 _SOURCE_DATE_RE = re.compile(r"\[\[[^\]]*?(\d{4}-\d{2}-\d{2})[^\]]*\]\]")
 
@@ -127,3 +131,71 @@ def time_window(question: str, today: date) -> tuple[date, date] | None:
                 year = today.year if month <= today.month else today.year - 1
             return _month(year, month)
     return None
+
+
+_ANY_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def dated_lines(block: str, tokenizer: str) -> list[tuple[date, frozenset[str]]]:
+    """A packed block's content lines as (date, content terms): a digest fact line by the date it
+    states, a history line by its source's date (since when its value held), any other line by
+    its header's date (the note's path, the session's heading, or the one packing added); lines
+    with no date are left out. Terms are the index tokenizer's (stopwords out), bullets, dates,
+    speakers, links and `(replaced ...)` labels not counted."""
+    lines = block.split("\n")
+    header = _ANY_DATE_RE.search(lines[0]) if lines else None
+    default = _day(header.group(0)) if header else None
+    out = []
+    for line in lines[1:]:
+        if not line.strip() or line.startswith("#") or line == "…":
+            continue
+        day = line_date(line) or default
+        if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
+            day = _day(since.group(1)) or day
+        terms = frozenset(tokenize(searchable_text(line_text(unlabelled(line))), tokenizer))
+        if day and terms:
+            out.append((day, terms))
+    return out
+
+
+def same_question(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two lines in the same frame with a different value: they share at least two content terms
+    and each has terms the other lacks, at most max(2, shared / 2) of them (one slot differs).
+    No word list: only the overlap of their own terms."""
+    shared = len(a & b)
+    left, right = len(a - b), len(b - a)
+    return shared >= 2 and left > 0 and right > 0 and max(left, right) <= max(2, shared // 2)
+
+
+def newest_first(blocks: list[str], tokenizer: str,
+                 window: tuple[date, date] | None = None) -> list[int]:
+    """An order of packed `blocks` (indices) in which, whenever lines of two blocks answer the
+    same question (`same_question`) on different dates, the block with the newer line comes
+    first; otherwise rank order is kept (constraints that contradict each other are dropped,
+    earliest rank first). With a `window` (as_of, a time the question names) a line inside it
+    counts as newer than any outside."""
+    lines = [dated_lines(b, tokenizer) for b in blocks]
+    postings: dict[str, set[int]] = {}
+    for n, block_lines in enumerate(lines):
+        for _, terms in block_lines:
+            for term in terms:
+                postings.setdefault(term, set()).add(n)
+
+    def key(day: date) -> tuple[bool, date]:
+        return (window is None or window[0] <= day <= window[1]), day
+    after: dict[int, set[int]] = {n: set() for n in range(len(blocks))}  # n -> blocks to come first
+    for p, block_lines in enumerate(lines):
+        near = {q for _, terms in block_lines for t in terms for q in postings[t] if q > p}
+        for q in near:
+            for day_a, a in block_lines:
+                for day_b, b in lines[q]:
+                    if day_a != day_b and same_question(a, b):
+                        newer, older = (p, q) if key(day_a) > key(day_b) else (q, p)
+                        after[older].add(newer)
+    order, left = [], set(range(len(blocks)))
+    while left:
+        ready = [n for n in left if not after[n] & left]
+        pick = min(ready) if ready else min(left)
+        order.append(pick)
+        left.remove(pick)
+    return order
