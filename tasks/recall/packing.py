@@ -134,6 +134,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
                window: tuple[date, date] | None = None) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows."""
     count = lru_cache(maxsize=None)(count)
+    asked = {t for t, w in weights.items() if w > 0}
 
     @lru_cache(maxsize=None)
     def offsets_of(i: int) -> list[tuple[int, frozenset]]:
@@ -162,7 +163,8 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
             used += count(text) + (1 if packed else 0)
             packed.append((i, text))
             shown.update(key for o, keys in fresh if o in chosen for key in keys)
-        return [packed[n] for n in newest_first([text for _, text in packed], tokenizer, window)]
+        order = newest_first([text for _, text in packed], tokenizer, window, asked)
+        return [packed[n] for n in order]
     return pack_into
 
 

@@ -136,12 +136,14 @@ def time_window(question: str, today: date) -> tuple[date, date] | None:
 _ANY_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def dated_lines(block: str, tokenizer: str) -> list[tuple[date, frozenset[str]]]:
+def dated_lines(block: str, tokenizer: str,
+                asked: set[str] | None = None) -> list[tuple[date, frozenset[str]]]:
     """A packed block's content lines as (date, content terms): a digest fact line by the date it
     states, a history line by its source's date (since when its value held), any other line by
     its header's date (the note's path, the session's heading, or the one packing added); lines
     with no date are left out. Terms are the index tokenizer's (stopwords out), bullets, dates,
-    speakers, links and `(replaced ...)` labels not counted."""
+    speakers, links and `(replaced ...)` labels not counted. With `asked` (the query's terms),
+    only the lines holding one of them: those answer the question, their neighbours need not."""
     lines = block.split("\n")
     header = _ANY_DATE_RE.search(lines[0]) if lines else None
     default = _day(header.group(0)) if header else None
@@ -153,28 +155,37 @@ def dated_lines(block: str, tokenizer: str) -> list[tuple[date, frozenset[str]]]
         if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
             day = _day(since.group(1)) or day
         terms = frozenset(tokenize(searchable_text(line_text(unlabelled(line))), tokenizer))
-        if day and terms:
+        if day and terms and (asked is None or terms & asked):
             out.append((day, terms))
     return out
 
 
-def same_question(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Two lines in the same frame with a different value: they share at least two content terms
-    and each has terms the other lacks, at most max(2, shared / 2) of them (one slot differs).
-    No word list: only the overlap of their own terms."""
+def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = frozenset()) -> bool:
+    """Two lines in the same frame with another value, by their own terms, no word list: each
+    has terms the other lacks, and either they share at least two terms with at most
+    max(2, shared / 2) differing on a side (one slot differs), or they hold the same of the
+    question's terms (`asked`; at least two, all but one of either's), so the question's
+    subject and predicate, with something else beside them."""
     shared = len(a & b)
-    left, right = len(a - b), len(b - a)
-    return shared >= 2 and left > 0 and right > 0 and max(left, right) <= max(2, shared // 2)
+    left, right = a - b, b - a
+    if shared < 2 or not left or not right:
+        return False
+    if max(len(left), len(right)) <= max(2, shared // 2):
+        return True
+    both = len(a & b & asked)
+    return both >= 2 and both >= max(len(a & asked), len(b & asked)) - 1 and bool(left - asked) \
+        and bool(right - asked)
 
 
-def newest_first(blocks: list[str], tokenizer: str,
-                 window: tuple[date, date] | None = None) -> list[int]:
+def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | None = None,
+                 asked: set[str] | None = None) -> list[int]:
     """An order of packed `blocks` (indices) in which, whenever lines of two blocks answer the
     same question (`same_question`) on different dates, the block with the newer line comes
     first; otherwise rank order is kept (constraints that contradict each other are dropped,
     earliest rank first). With a `window` (as_of, a time the question names) a line inside it
-    counts as newer than any outside."""
-    lines = [dated_lines(b, tokenizer) for b in blocks]
+    counts as newer than any outside; `asked`: the query's terms (see `dated_lines`)."""
+    lines = [dated_lines(b, tokenizer, asked) for b in blocks]
+    question = frozenset(asked or ())
     postings: dict[str, set[int]] = {}
     for n, block_lines in enumerate(lines):
         for _, terms in block_lines:
@@ -189,7 +200,7 @@ def newest_first(blocks: list[str], tokenizer: str,
         for q in near:
             for day_a, a in block_lines:
                 for day_b, b in lines[q]:
-                    if day_a != day_b and same_question(a, b):
+                    if day_a != day_b and same_question(a, b, question):
                         newer, older = (p, q) if key(day_a) > key(day_b) else (q, p)
                         after[older].add(newer)
     order, left = [], set(range(len(blocks)))
