@@ -10,7 +10,8 @@ until the budget is full. A hit with no matching line (a vector-only hit) gives 
 Lines keep their provenance links, so every packed line stays resolvable to its source. Every
 line shows its date: a digest line its own, any other the header's (the note's path, the
 session's heading, else the chunk's date added to it). A line the digest replaced is labelled
-`(replaced DATE)` and comes after the block's current lines.
+`(replaced DATE)` and comes after the block's current lines; of two lines of a block answering
+the same question, the newer comes first (`timeline.newest_lines`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from memflow.schemas.recall import SearchResult
 from memflow.tasks.ground.markdown import line_date, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
-from memflow.tasks.recall.timeline import newest_first
+from memflow.tasks.recall.timeline import newest_first, newest_lines
 
 GAP = "…"
 KEEP = 0.3
@@ -138,8 +139,11 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     @lru_cache(maxsize=None)
     def offsets_of(i: int) -> list[tuple[int, frozenset]]:
-        return [(o, frozenset(line_keys(results[i], o)))
-                for o in matching_lines(results[i], weights, tokenizer, neighbours)]
+        offsets = matching_lines(results[i], weights, tokenizer, neighbours)
+        lines = results[i].text.split("\n")
+        offsets = [offsets[k] for k in newest_lines([lines[o] for o in offsets], results[i].date,
+                                                     tokenizer, window, asked)]
+        return [(o, frozenset(line_keys(results[i], o))) for o in offsets]
 
     def pack_into(budget: int) -> list[tuple[int, str]]:
         packed: list[tuple[int, str]] = []

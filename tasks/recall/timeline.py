@@ -134,6 +134,7 @@ def time_window(question: str, today: date) -> tuple[date, date] | None:
 
 
 _ANY_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_SHORT_REF_RE = re.compile(r"\s*#L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*$")
 
 
 def dated_lines(block: str, tokenizer: str,
@@ -147,17 +148,22 @@ def dated_lines(block: str, tokenizer: str,
     lines = block.split("\n")
     header = _ANY_DATE_RE.search(lines[0]) if lines else None
     default = _day(header.group(0)) if header else None
-    out = []
-    for line in lines[1:]:
-        if not line.strip() or line.startswith("#") or line == "…":
-            continue
-        day = line_date(line) or default
-        if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
-            day = _day(since.group(1)) or day
-        terms = frozenset(tokenize(searchable_text(line_text(unlabelled(line))), tokenizer))
-        if day and terms and (asked is None or terms & asked):
-            out.append((day, terms))
-    return out
+    dated = (dated_line(line, default, tokenizer, asked) for line in lines[1:] if line != "…")
+    return [pair for pair in dated if pair]
+
+
+def dated_line(line: str, default: date | None, tokenizer: str,
+               asked: set[str] | None = None) -> tuple[date, frozenset[str]] | None:
+    """One line's (date, content terms) as `dated_lines` reads them (`default`: its header's
+    date); None for a line without content, date or (with `asked`) a query term."""
+    if not line.strip() or line.startswith("#"):
+        return None
+    day = line_date(line) or default
+    if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
+        day = _day(since.group(1)) or day
+    said = _SHORT_REF_RE.sub("", line_text(unlabelled(line)))  # packing's `#L13` anchors
+    terms = frozenset(tokenize(searchable_text(said), tokenizer))
+    return (day, terms) if day and terms and (asked is None or terms & asked) else None
 
 
 def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = frozenset()) -> bool:
@@ -184,29 +190,53 @@ def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | 
     first; otherwise rank order is kept (constraints that contradict each other are dropped,
     earliest rank first). With a `window` (as_of, a time the question names) a line inside it
     counts as newer than any outside; `asked`: the query's terms (see `dated_lines`)."""
-    lines = [dated_lines(b, tokenizer, asked) for b in blocks]
-    question = frozenset(asked or ())
+    items = [[(_when(day, window), terms) for day, terms in dated_lines(b, tokenizer, asked)]
+             for b in blocks]
+    return newest_order(items, frozenset(asked or ()))
+
+
+def newest_lines(lines: list[str], default: date | None, tokenizer: str,
+                 window: tuple[date, date] | None = None, asked: set[str] | None = None) -> list[int]:
+    """`newest_first` for the lines of one block (in file order): of two answering the same
+    question, the newer first, a later line of the same day counting as newer."""
+    items = []
+    for n, line in enumerate(lines):
+        pair = dated_line(line, default, tokenizer, asked)
+        items.append([(_when(pair[0], window) + (n,), pair[1])] if pair else [])
+    return newest_order(items, frozenset(asked or ()))
+
+
+def _when(day: date, window: tuple[date, date] | None) -> tuple:
+    return (window is None or window[0] <= day <= window[1]), day
+
+
+def newest_order(items: list[list[tuple[tuple, frozenset[str]]]], question: frozenset[str]) -> list[int]:
+    """Indices of `items` (each a list of (time key, terms) lines) in rank order, except that an
+    item with a line answering the same question as an earlier item's line at a later time key
+    is pulled just before it; contradicting constraints keep rank order."""
     postings: dict[str, set[int]] = {}
-    for n, block_lines in enumerate(lines):
-        for _, terms in block_lines:
+    for n, lines in enumerate(items):
+        for _, terms in lines:
             for term in terms:
                 postings.setdefault(term, set()).add(n)
-
-    def key(day: date) -> tuple[bool, date]:
-        return (window is None or window[0] <= day <= window[1]), day
-    after: dict[int, set[int]] = {n: set() for n in range(len(blocks))}  # n -> blocks to come first
-    for p, block_lines in enumerate(lines):
-        near = {q for _, terms in block_lines for t in terms for q in postings[t] if q > p}
-        for q in near:
-            for day_a, a in block_lines:
-                for day_b, b in lines[q]:
-                    if day_a != day_b and same_question(a, b, question):
-                        newer, older = (p, q) if key(day_a) > key(day_b) else (q, p)
+    after: dict[int, set[int]] = {n: set() for n in range(len(items))}  # n -> items to come first
+    for p, lines in enumerate(items):
+        for q in {q for _, terms in lines for t in terms for q in postings[t] if q > p}:
+            for key_a, a in lines:
+                for key_b, b in items[q]:
+                    if key_a != key_b and same_question(a, b, question):
+                        newer, older = (p, q) if key_a > key_b else (q, p)
                         after[older].add(newer)
-    order, left = [], set(range(len(blocks)))
-    while left:
-        ready = [n for n in left if not after[n] & left]
-        pick = min(ready) if ready else min(left)
-        order.append(pick)
-        left.remove(pick)
+    order: list[int] = []
+    placed: set[int] = set()
+
+    def place(n: int, pulling: frozenset[int] = frozenset()) -> None:
+        if n in placed or n in pulling:  # placed, or a contradicting constraint: rank order
+            return
+        for m in sorted(after[n]):  # the items with newer lines come just before it
+            place(m, pulling | {n})
+        placed.add(n)
+        order.append(n)
+    for n in range(len(items)):
+        place(n)
     return order
