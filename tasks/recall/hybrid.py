@@ -35,7 +35,7 @@ from memflow.tasks.stores.files import read_text
 log = logging.getLogger("memflow.recall")
 MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
-                  "description"]
+                  "description", "date"]
 _KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
 
 

@@ -116,3 +116,22 @@ def test_the_newest_value_of_undreamt_notes_comes_first_and_as_of_gives_the_old_
                 then = "\n\n".join(api.search(question, ws, budget_tokens=300, as_of=first).packed)
             assert new in now and (old not in now or now.index(new) < now.index(old)), (seed, question, now)
             assert old in then and (new not in then or then.index(old) < then.index(new)), (seed, question, then)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_value_changed_later_in_the_same_conversation_comes_first(tmp_path, lang):
+    """Both values said in one conversation (one daily note, one transcript window): the one
+    said later is packed first."""
+    for seed in SEEDS:
+        ws = tmp_path / f"ws-{seed}"
+        api.init(ws)
+        pairs = generated_pairs(seed + 3, lang)
+        rng = random.Random(seed + 4)
+        for n, (s, p, old, new, first, _changed) in enumerate(pairs):
+            texts = [rng.choice(FRAMES[lang]).format(s=s, p=p, v=old),
+                     rng.choice(FRAMES[lang]).format(s=s, p=p, v=new)]
+            api.capture(say(first.isoformat(), f"c{n}", *texts), f"c{n}", ws)
+        api.index(ws)
+        for s, p, old, new, _first, _changed in pairs:
+            now = "\n\n".join(api.search(QUESTIONS[lang].format(s=s, p=p), ws, budget_tokens=300).packed)
+            assert new in now and (old not in now or now.index(new) < now.index(old)), (seed, now)
