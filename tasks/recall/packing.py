@@ -139,11 +139,17 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     @lru_cache(maxsize=None)
     def offsets_of(i: int) -> list[tuple[int, frozenset]]:
-        offsets = matching_lines(results[i], weights, tokenizer, neighbours)
+        return [(o, frozenset(line_keys(results[i], o)))
+                for o in matching_lines(results[i], weights, tokenizer, neighbours)]
+
+    @lru_cache(maxsize=None)
+    def place_of(i: int) -> dict[int, int]:
+        """Where each chosen line is shown: the lines are chosen in rank order (so what fits
+        does not depend on dates), then shown newest first where they answer one question."""
+        offsets = [o for o, _ in offsets_of(i)]
         lines = results[i].text.split("\n")
-        offsets = [offsets[k] for k in newest_lines([lines[o] for o in offsets], results[i].date,
-                                                     tokenizer, window, asked)]
-        return [(o, frozenset(line_keys(results[i], o))) for o in offsets]
+        order = newest_lines([lines[o] for o in offsets], results[i].date, tokenizer, window, asked)
+        return {offsets[k]: n for n, k in enumerate(order)}
 
     def pack_into(budget: int) -> list[tuple[int, str]]:
         packed: list[tuple[int, str]] = []
@@ -154,7 +160,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
             text = ""
             fresh = [(o, keys) for o, keys in offsets_of(i) if not keys & shown]
             for offset, _keys in fresh:  # whole lines, in order, while they fit
-                candidate = block(result, [*chosen, offset])
+                candidate = block(result, sorted([*chosen, offset], key=place_of(i).__getitem__))
                 size = count(candidate) + (1 if packed else 0)
                 if used + size > budget:
                     break
