@@ -27,7 +27,7 @@ from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, s
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
-from memflow.tasks.recall.replaced import current_first, label, replaced_in
+from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_text
@@ -243,17 +243,6 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     mark = watermark(lay) if with_watermark else {"skipped": True}
     return SearchResponse(query=query, results=results, watermark=mark,
                           vector_hits=vector_hits, keyword_hits=keyword_hits)
-
-
-def replaced_rows(index: keyword.KeywordIndex, fused: list) -> list[dict | None]:
-    """The snapshot row of each candidate that has replaced lines (None for the others)."""
-    if "replaced" not in index.masks:
-        lengths = pc.list_value_length(index.docs["superseded_lines"])
-        index.masks["replaced"] = pc.fill_null(pc.greater(lengths, 0), False).to_numpy(zero_copy_only=False)
-    flagged = index.masks["replaced"]
-    numbers = [index.row_of(f.id) for f in fused]
-    read = iter(index.rows([n for n in numbers if flagged[n]]))
-    return [next(read) if flagged[n] else None for n in numbers]
 
 
 def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],

@@ -1,4 +1,4 @@
-"""Replaced lines at recall (pure): a line the digest marks as replaced stays searchable with the
+"""Replaced lines at recall: a line the digest marks as replaced stays searchable with the
 rest of its note or transcript window, labelled with the day it was replaced, and ranked below
 the lines that are current.
 
@@ -15,8 +15,11 @@ import re
 from collections.abc import Callable
 from datetime import date
 
+import pyarrow.compute as pc
+
 from memflow.tasks.ground.markdown import searchable_text
 from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.stores.keyword import KeywordIndex
 
 LABEL_RE = re.compile(r"\(replaced (\d{4}-\d{2}-\d{2})\) ")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -55,6 +58,17 @@ def is_replaced(line: str) -> bool:
 def unlabelled(line: str) -> str:
     """A line without its `(replaced ...)` label: what it says, as search scores it."""
     return LABEL_RE.sub("", line, count=1)
+
+
+def replaced_rows(index: KeywordIndex, fused: list) -> list[dict | None]:
+    """The snapshot row of each candidate that has replaced lines (None for the others)."""
+    if "replaced" not in index.masks:
+        lengths = pc.list_value_length(index.docs["superseded_lines"])
+        index.masks["replaced"] = pc.fill_null(pc.greater(lengths, 0), False).to_numpy(zero_copy_only=False)
+    flagged = index.masks["replaced"]
+    numbers = [index.row_of(f.id) for f in fused]
+    read = iter(index.rows([n for n in numbers if flagged[n]]))
+    return [next(read) if flagged[n] else None for n in numbers]
 
 
 def current_match(row: dict, terms: set[str], tokenizer: str, as_of: date | None = None) -> bool:
