@@ -32,14 +32,19 @@ KEEP = 0.3
 _MIN_BLOCK_TOKENS = 12  # a header alone is not worth its tokens
 
 
+def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
+    """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
+    return [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(unlabelled(line)), tokenizer)))
+            if _content(line) else 0.0 for line in result.text.split("\n")]
+
+
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
-                   neighbours: int = 1) -> list[int]:
+                   neighbours: int = 1, scores: list[float] | None = None) -> list[int]:
     """Offsets (in `result.text`) of the lines that match the query best (see KEEP) and up to
     `neighbours` lines either side of each (the answer to a question is often the next turn);
-    the first lines when none matches."""
+    the first lines when none matches; `scores`: `line_scores`, when known."""
     lines = result.text.split("\n")
-    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(unlabelled(line)), tokenizer)))
-              if _content(line) else 0.0 for line in lines]
+    scores = line_scores(result, weights, tokenizer) if scores is None else scores
     best = max(scores, default=0.0)
     if best > 0:
         keep = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
@@ -138,17 +143,25 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     asked = {t for t, w in weights.items() if w > 0}
 
     @lru_cache(maxsize=None)
+    def scores_of(i: int) -> list[float]:
+        return line_scores(results[i], weights, tokenizer)
+
+    @lru_cache(maxsize=None)
     def offsets_of(i: int) -> list[tuple[int, frozenset]]:
         return [(o, frozenset(line_keys(results[i], o)))
-                for o in matching_lines(results[i], weights, tokenizer, neighbours)]
+                for o in matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))]
 
     @lru_cache(maxsize=None)
     def place_of(i: int) -> dict[int, int]:
         """Where each chosen line is shown: the lines are chosen in rank order (so what fits
-        does not depend on dates), then shown newest first where they answer one question."""
+        does not depend on dates), then shown newest first where they answer one question
+        (only lines with query terms can; a hit with one of them keeps its order)."""
         offsets = [o for o, _ in offsets_of(i)]
         lines = results[i].text.split("\n")
-        order = newest_lines([lines[o] for o in offsets], results[i].date, tokenizer, window, asked)
+        asking = [lines[o] if scores_of(i)[o] > 0 else "" for o in offsets]
+        if sum(map(bool, asking)) < 2:
+            return {o: n for n, o in enumerate(offsets)}
+        order = newest_lines(asking, results[i].date, tokenizer, window, asked)
         return {offsets[k]: n for n, k in enumerate(order)}
 
     def pack_into(budget: int) -> list[tuple[int, str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from functools import lru_cache
 from datetime import date, timedelta
 
 from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
@@ -161,9 +162,15 @@ def dated_line(line: str, default: date | None, tokenizer: str,
     day = line_date(line) or default
     if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
         day = _day(since.group(1)) or day
-    said = _SHORT_REF_RE.sub("", line_text(unlabelled(line)))  # packing's `#L13` anchors
-    terms = frozenset(tokenize(searchable_text(said), tokenizer))
+    terms = said_terms(line, tokenizer)
     return (day, terms) if day and terms and (asked is None or terms & asked) else None
+
+
+@lru_cache(maxsize=65536)  # a process searching one workspace sees the same lines again and again
+def said_terms(line: str, tokenizer: str) -> frozenset[str]:
+    """What a line says as content terms: no bullet, date, speaker, links, anchors or label."""
+    said = _SHORT_REF_RE.sub("", line_text(unlabelled(line)))  # packing's `#L13` anchors
+    return frozenset(tokenize(searchable_text(said), tokenizer))
 
 
 def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = frozenset()) -> bool:
