@@ -145,8 +145,11 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     facts stated later are hidden, a value replaced later is shown as the current one. A
     question naming a time ("last week", "in May", "昨天") boosts what is dated then
     (`time_weight`, resolved in the workspace timezone).
-    A digest fact and the daily line it came from are one hit; daily chunks holding a fact the
-    digest has replaced are left out unless `superseded=True` or `layer="daily"`.
+    A digest fact and the daily line it came from are one hit. A line the digest has replaced
+    (as of `as_of`, if given) stays searchable with the rest of its note or transcript window,
+    labelled `(replaced DATE)`; a hit matching only on such lines ranks below hits with current
+    matches (`superseded=True` ranks them as if current). Packed, every line shows its date and,
+    of lines answering the same question with different values, the newest comes first.
     """
     from memflow.schemas.recall import Filters
     from memflow.tasks.recall import search as run_search
@@ -158,13 +161,14 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     if not budget_tokens:
         return run_search(settings, query, limit, min_score, filters, explain)
     from memflow.tasks.ground.tokens import count_tokens
-    from memflow.tasks.recall import attach_links, hit_packer, term_weights
+    from memflow.tasks.recall import asked_window, attach_links, hit_packer, term_weights
 
     # enough candidates to fill the budget; links only for the hits that make it into the context
     response = run_search(settings, query, max(limit, budget_tokens // 20), min_score, filters, explain,
                           link_limit=0)
     hits = hit_packer(response.results, term_weights(settings, query), count_tokens,
-                      settings.keyword_tokenizer, settings.pack_neighbours)(budget_tokens)
+                      settings.keyword_tokenizer, settings.pack_neighbours,
+                      asked_window(settings, query, filters.as_of))(budget_tokens)
     results = [response.results[i] for i, _ in hits]
     attach_links(settings, results, filters=filters)
     packed = [text for _, text in hits]

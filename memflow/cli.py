@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=int, metavar="TOKENS",
                    help="print what fits in TOKENS tokens, packed line by line (not whole chunks)")
     s.add_argument("--superseded", action="store_true",
-                   help="also daily chunks holding facts the digest has replaced (history)")
+                   help="rank lines the digest has replaced (labelled `(replaced DATE)`) as if current")
     s = sub.add_parser("capture", help="turn a conversation into daily notes")
     s.add_argument("file", help="JSON list or JSONL of messages, '-' for stdin")
     s.add_argument("--session", required=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import date
 
 from pydantic import BaseModel, Field
@@ -18,8 +19,8 @@ class Filters(BaseModel):
     until: date | None = None
     as_of: date | None = None  # memory as it stood that day: later facts hidden, replaced ones current
     kinds: tuple[str, ...] = ("note", "session")  # day-index pages are left out unless asked for
-    # Daily chunks holding a fact the digest marks as replaced are left out unless asked for
-    # (or layer="daily"): the digest shows the current value first and the old one as history
+    # Lines the digest marks as replaced are labelled `(replaced DATE)` and a hit matching only
+    # on them ranks below hits with current matches; True ranks them as if current
     superseded: bool = False
 
 
@@ -47,6 +48,7 @@ class SearchResult(BaseModel):
     heading_path: str = ""
     name: str = ""
     description: str = ""
+    date: dt.date | None = None  # the chunk's (recall.packing shows it when its lines do not)
     links: list[LinkInfo] = Field(default_factory=list)
     explain: dict | None = None
 

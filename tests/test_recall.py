@@ -236,11 +236,37 @@ def test_a_replaced_fact_never_outranks_the_current_one(settings, lay):
     run_dream(settings, date(2026, 6, 1))
     auto_memory(settings, say("2026-06-09", "h2", "I moved from Berlin to Lisbon last week."), "h2")
     run_dream(settings, date(2026, 6, 9))
-    top = search(settings, "where do I live Berlin", limit=3).results
+    top = search(settings, "where do I live Berlin", limit=5).results
     assert "Lisbon" in top[0].text and top[0].text.index("Lisbon") < top[0].text.index("near the Tiergarten")
-    assert not any(r.path.startswith("daily/2026-06-01/") for r in top)  # the old line is history
+    # the old line is history: still searchable, labelled, and below every hit with a current match
+    assert any("(replaced 2026-06-09) I live in Berlin" in r.text for r in top)
+    labelled = ["(replaced 2026-06-09)" in r.text for r in top]
+    assert labelled == sorted(labelled) and not labelled[0]  # current matches first, then the old
     history = search(settings, "Tiergarten", limit=3, filters=Filters(layer="daily")).results
-    assert history[0].path.startswith("daily/2026-06-01/")  # still there for whoever asks for it
+    assert history[0].path.startswith("daily/2026-06-01/")  # found when nothing current matches
+    assert "(replaced 2026-06-09)" in history[0].text
+    as_then = search(settings, "Tiergarten", limit=3, filters=Filters(as_of=date(2026, 6, 5))).results
+    assert as_then and not any("(replaced" in r.text for r in as_then)  # current as of then
+    flat = search(settings, "where do I live Berlin", limit=5, filters=Filters(superseded=True)).results
+    assert any("I live in Berlin" in r.text for r in flat)
+
+
+def test_a_hit_matching_only_on_replaced_lines_ranks_below_current_matches():
+    from datetime import date as day
+
+    from memflow.tasks.recall.replaced import current_first, is_replaced, label
+
+    row = {"text": "# Note > ## Facts\n- I live in Berlin. [[s.jsonl#L1]]\n- My bike lock tip. [[s.jsonl#L2]]",
+           "start_line": 5, "end_line": 6, "superseded_lines": [5], "superseded_until": [day(2026, 6, 9)]}
+    shown = label(row["text"], 6, {5: day(2026, 6, 9)}).split("\n")
+    assert shown[1] == "- (replaced 2026-06-09) I live in Berlin. [[s.jsonl#L1]]" and is_replaced(shown[1])
+    assert not is_replaced(shown[2])
+    rows = {"old": row, "new": None}
+    order = current_first(["old", "new"], lambda c: [rows[x] for x in c], {"berlin"}, "bigram")
+    assert order == ["new", "old"]  # its only match is the replaced line
+    assert current_first(["old", "new"], lambda c: [rows[x] for x in c], {"bike"}, "bigram") == ["old", "new"]
+    then = current_first(["old", "new"], lambda c: [rows[x] for x in c], {"berlin"}, "bigram", day(2026, 6, 1))
+    assert then == ["old", "new"]  # as of a day before the change the line was current
 
 
 def test_provenance_links_are_not_searched(settings, lay):

@@ -101,3 +101,46 @@ def test_line_level_time_functions():
     assert as_of_text(node, date(2026, 7, 1)) == node
     assert window_text(node, None, date(2026, 6, 5)) == "# Jonas – home\n" + node.split("\n")[2]
     assert window_text(node, date(2026, 7, 1), None) is None
+
+
+def test_lines_answering_the_same_question_are_packed_newest_first():
+    """Same frame, another value (by the lines' own terms, no word list): the newer block first;
+    unrelated lines and a window the question names keep or set the order."""
+    from memflow.tasks.recall.timeline import newest_first, same_question
+    from memflow.tasks.ground.tokenize import tokenize
+
+    def terms(text):
+        return frozenset(tokenize(text, "bigram"))
+    assert same_question(terms("The quarterly budget is 40k."), terms("The quarterly budget is now 55k."))
+    assert not same_question(terms("I drink black tea at breakfast."), terms("I drink sparkling water at the gym."))
+    assert not same_question(terms("I live in Berlin."), terms("I live in Berlin, near the Tiergarten."))
+    old = "[daily/2026-03-02/a.md:L5-L5] Facts\n- The quarterly budget is 40k. #L5"
+    new = "[daily/2026-04-09/b.md:L7-L7] Facts\n- The quarterly budget is now 55k. #L7"
+    other = "[daily/2026-05-01/c.md:L3-L3] Facts\n- The printer jams on A3 paper. #L3"
+    assert newest_first([old, other, new], "bigram") == [2, 0, 1]
+    assert newest_first([other, old], "bigram") == [0, 1]
+    march = (date(2026, 3, 1), date(2026, 3, 31))
+    assert newest_first([new, old], "bigram", march) == [1, 0]  # "in March": the line dated then
+
+
+def test_a_packed_block_shows_its_date_once_when_its_lines_do_not():
+    from memflow.schemas.recall import SearchResult
+    from memflow.tasks.recall.packing import block
+
+    hit = SearchResult(id="x", path="resource/notes/plan.md", start_line=3, end_line=4, score=1.0,
+                       text="# Plan\nThe launch moves to May.\nThe venue is Hall B.", date=date(2026, 4, 2))
+    assert block(hit, [1, 2]).split("\n")[0] == "[resource/notes/plan.md:L3-L4] (2026-04-02)"
+    daily = hit.model_copy(update={"path": "daily/2026-04-02/plan.md"})
+    assert "(2026-04-02)" not in block(daily, [1, 2])  # its path says it already
+
+
+def test_within_one_note_the_later_value_is_packed_first():
+    from memflow.tasks.recall.timeline import newest_lines
+
+    lines = ["- The p95 latency of the gateway is 800 ms. [[s.jsonl#L2]]",
+             "- We cached the tokens. [[s.jsonl#L3]]",
+             "- The p95 latency of the gateway is now 350 ms. [[s.jsonl#L9]]"]
+    assert newest_lines(lines, date(2026, 5, 1), "bigram") == [2, 0, 1]
+    history = ["- 2026-06-09: I live in Lisbon now. [[daily/2026-06-09/a.md#L3]]",
+               "  - until 2026-06-09: I live in Berlin now. [[daily/2026-06-01/b.md#L4]]"]
+    assert newest_lines(history, None, "bigram") == [0, 1]  # a digest's current line stays first

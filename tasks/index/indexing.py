@@ -38,7 +38,7 @@ from memflow.tasks.ground.workspace import (
 )
 from memflow.tasks.index import chunking
 from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
-from memflow.tasks.index.superseded import superseded_rows
+from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.vectors import embedding_input, known_dims, text_sha
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import (
@@ -268,8 +268,8 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
     links = store.link_table()
     docs = table.drop_columns(["terms"])
-    replaced = superseded_rows(docs, links, lay.daily, lay.digest, lay.session)
-    docs = docs.append_column("superseded", pc.is_valid(replaced)).append_column("superseded_on", replaced)
+    numbers, days = superseded_lines(docs, links, lay.daily, lay.digest, lay.session)
+    docs = docs.append_column("superseded_lines", numbers).append_column("superseded_until", days)
     keyword.build(folder, docs, terms, meta, links, store.file_columns(keyword.FILE_COLUMNS),
                   matrix, has)
 

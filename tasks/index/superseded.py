@@ -1,11 +1,11 @@
-"""What the digest says about daily chunks (pure): which hold a superseded fact.
+"""What the digest says about daily chunks (pure): which of their lines hold a superseded fact.
 
 A digest history line (`  - until 2026-03-09: I live in Berlin. [[daily/...#L12]]`) cites a
-daily line whose fact a later one replaced. A daily chunk holding such a line is *superseded*:
-search leaves it out unless the daily layer (or `superseded`) is asked for, so an old value never
-outranks the current one; the digest node shows both, the current value first, with dates.
-The session-log turns such a daily line cites are superseded with it: a transcript chunk holding
-one is left out the same way (`layer="session"` or `superseded` shows it).
+daily line whose fact a later one replaced. That line is *superseded* from its `until` day on;
+the session-log turns it cites are superseded with it. Superseding is per line: the snapshot
+keeps, per chunk, the replaced line numbers and the day each was replaced, and search keeps the
+chunk, labels those lines and ranks them below the line that replaced them (recall.replaced),
+so every other line of the note or transcript window stays findable.
 """
 
 from __future__ import annotations
@@ -17,12 +17,25 @@ import pyarrow as pa
 from memflow.tasks.ground.markdown import line_date, parse_anchor
 
 
-def superseded_rows(docs: pa.Table, links: pa.Table, daily: str, digest: str,
-                    session: str = "session") -> pa.Array:
-    """One date (or null) per row of `docs` (path, start_line, end_line, text): the day the
-    earliest fact it holds was replaced (the history line's `until`), null when none was.
+def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
+                     session: str = "session") -> tuple[pa.Array, pa.Array]:
+    """Two row-aligned list columns for `docs` (path, start_line, end_line, text): the file lines
+    of each chunk that a digest history line (or the daily line it cites, for a transcript)
+    marks as replaced, ascending, and the day each was replaced (its history line's `until`).
     `links` is the link graph (source, line, target, anchor, kind); `daily`, `digest` and
     `session` are the layer folders."""
+    replaced = _replaced(docs, links, daily, digest, session)
+    numbers, days = [], []
+    for path, start, end in zip(*(docs.column(c).to_pylist() for c in ("path", "start_line", "end_line"))):
+        held = sorted((n, d) for n, d in replaced.get(path, {}).items() if start <= n <= end)
+        numbers.append([n for n, _ in held])
+        days.append([d for _, d in held])
+    return pa.array(numbers, type=pa.list_(pa.int32())), pa.array(days, type=pa.list_(pa.date32()))
+
+
+def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str,
+              session: str) -> dict[str, dict[int, date]]:
+    """path -> line -> the earliest day a fact on it was replaced."""
     replaced: dict[str, dict[int, date]] = {}
     graph = list(zip(*(links.column(c).to_pylist() for c in ("source", "line", "target", "anchor", "kind"))))
     lines_of = _digest_lines(docs, digest)
@@ -39,10 +52,7 @@ def superseded_rows(docs: pa.Table, links: pa.Table, daily: str, digest: str,
             for first, last in parse_anchor(anchor or ""):
                 for n in range(first, last + 1):
                     turns[n] = min(replaced[source][line], turns.get(n, date.max))
-    out = [min((d for n, d in replaced.get(path, {}).items() if start <= n <= end), default=None)
-           for path, start, end in zip(*(docs.column(c).to_pylist()
-                                         for c in ("path", "start_line", "end_line")))]
-    return pa.array(out, type=pa.date32())
+    return replaced
 
 
 def _digest_lines(docs: pa.Table, digest: str) -> dict[tuple[str, int], str]:

@@ -27,6 +27,7 @@ from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, s
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
+from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_text
@@ -34,7 +35,7 @@ from memflow.tasks.stores.files import read_text
 log = logging.getLogger("memflow.recall")
 MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
-                  "description"]
+                  "description", "date"]
 _KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
 
 
@@ -66,12 +67,7 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
 
 
 def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
-    mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))
-    if filters.as_of and not filters.superseded:  # what was replaced by then, not what came later
-        replaced = pc.fill_null(pc.less_equal(docs["superseded_on"], pa.scalar(filters.as_of)), False)
-        mask = pc.and_(mask, pc.invert(replaced))
-    elif not filters.superseded and filters.layer not in ("daily", "session"):
-        mask = pc.and_(mask, pc.invert(docs["superseded"]))
+    mask = pc.is_in(docs["kind"], pa.array(list(filters.kinds)))  # replaced lines: recall.replaced
     if filters.layer:
         mask = pc.and_(mask, pc.equal(docs["layer"], filters.layer))
     if filters.prefix:
@@ -182,6 +178,13 @@ def term_weights(settings: Settings, query: str) -> dict[str, float]:
     return keyword.idf(index, query_tokens(query, settings.keyword_tokenizer))
 
 
+def asked_window(settings: Settings, query: str, as_of: date | None = None) -> tuple[date, date] | None:
+    """The days a question asks about, for ordering packed lines: the window its time words name
+    (with `time_weight` on), else up to `as_of`; None when neither."""
+    window = time_window(query, today_in(settings.timezone)) if settings.time_weight else None
+    return window or ((date.min, as_of) if as_of else None)
+
+
 def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.0,
            filters: Filters | None = None, explain: bool = False,
            link_limit: int = 10, with_watermark: bool = True) -> SearchResponse:
@@ -213,7 +216,11 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                           settings.recency_half_life_days)
     rankings = {b: weigh_layers(index, r, priors, timing) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
-    fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer)
+    if not filters.superseded:  # a hit matching only on replaced lines goes below current ones
+        fused = current_first(fused, lambda c: replaced_rows(index, c), set(tokens),
+                              settings.keyword_tokenizer, filters.as_of)
+    fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer,
+                                   filters.as_of)
     fused, rows = in_time(fused, rows, filters)
     results = []
     for f, row in zip(fused, rows):
@@ -327,12 +334,14 @@ def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[
 
 
 def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limit: int,
-                     terms: set[str] | None = None, tokenizer: str = "bigram") -> tuple[list, list[dict]]:
+                     terms: set[str] | None = None, tokenizer: str = "bigram",
+                     as_of: date | None = None) -> tuple[list, list[dict]]:
     """The first `limit` candidates that each say something the ones above them did not: a
     digest chunk whose facts all come from daily lines already shown is left out, and so is a
     daily chunk whose lines a digest chunk above already states (a fact is one hit, not two).
     A candidate that matched only through lines already shown (what is left of it has none of
-    the query's `terms`) is left out too."""
+    the query's `terms`) is left out too. Lines replaced by `as_of` (all, without it) are
+    labelled with the day they were replaced."""
     kept, rows, seen, said = [], [], set(), set()
     for start in range(0, len(fused), max(limit, 1)):
         batch = fused[start:start + max(limit, 1)]
@@ -340,7 +349,8 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
             keys = fact_keys(index, lay, row)
             if keys and keys <= seen:
                 continue
-            text, fresh, repeated = elide_repeats(row["text"], said)
+            labelled = label(row["text"], row["end_line"], replaced_in(row, as_of))
+            text, fresh, repeated = elide_repeats(labelled, said)
             if repeated and not fresh:
                 continue  # every fact line of it was shown above, in other words of the same line
             if repeated and terms and not terms & set(tokenize(searchable_text(text), tokenizer)):

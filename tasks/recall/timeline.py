@@ -7,19 +7,24 @@ line says until when a replaced value held (`  - until 2026-06-09: I live in Ber
 chunk into what it said on a day: facts stated later hidden, a value replaced later shown as the
 current one. `window_text` keeps the fact lines dated inside a window. `time_window` resolves
 "yesterday", "last week", "in May", "3 days ago", "昨天", "上周", "5月" against a day (the
-caller's today in the workspace timezone) into (first, last) days.
+caller's today in the workspace timezone) into (first, last) days. `newest_first` orders packed
+blocks so that of lines answering the same question (same frame, another value) the newest
+comes first, the older ones after it as dated history.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
+from functools import lru_cache
 from datetime import date, timedelta
 
 from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
-from memflow.tasks.ground.markdown import line_date
+from memflow.tasks.ground.markdown import line_date, line_text, searchable_text
+from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.recall.replaced import unlabelled
 
 _SOURCE_DATE_RE = re.compile(r"\[\[[^\]]*?(\d{4}-\d{2}-\d{2})[^\]]*\]\]")
 
@@ -127,3 +132,118 @@ def time_window(question: str, today: date) -> tuple[date, date] | None:
                 year = today.year if month <= today.month else today.year - 1
             return _month(year, month)
     return None
+
+
+_ANY_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_SHORT_REF_RE = re.compile(r"\s*#L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*$")
+
+
+def dated_lines(block: str, tokenizer: str,
+                asked: set[str] | None = None) -> list[tuple[date, frozenset[str]]]:
+    """A packed block's content lines as (date, content terms): a digest fact line by the date it
+    states, a history line by its source's date (since when its value held), any other line by
+    its header's date (the note's path, the session's heading, or the one packing added); lines
+    with no date are left out. Terms are the index tokenizer's (stopwords out), bullets, dates,
+    speakers, links and `(replaced ...)` labels not counted. With `asked` (the query's terms),
+    only the lines holding one of them: those answer the question, their neighbours need not."""
+    lines = block.split("\n")
+    header = _ANY_DATE_RE.search(lines[0]) if lines else None
+    default = _day(header.group(0)) if header else None
+    dated = (dated_line(line, default, tokenizer, asked) for line in lines[1:] if line != "…")
+    return [pair for pair in dated if pair]
+
+
+def dated_line(line: str, default: date | None, tokenizer: str,
+               asked: set[str] | None = None) -> tuple[date, frozenset[str]] | None:
+    """One line's (date, content terms) as `dated_lines` reads them (`default`: its header's
+    date); None for a line without content, date or (with `asked`) a query term."""
+    if not line.strip() or line.startswith("#"):
+        return None
+    day = line_date(line) or default
+    if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
+        day = _day(since.group(1)) or day
+    terms = said_terms(line, tokenizer)
+    return (day, terms) if day and terms and (asked is None or terms & asked) else None
+
+
+@lru_cache(maxsize=65536)  # a process searching one workspace sees the same lines again and again
+def said_terms(line: str, tokenizer: str) -> frozenset[str]:
+    """What a line says as content terms: no bullet, date, speaker, links, anchors or label."""
+    said = _SHORT_REF_RE.sub("", line_text(unlabelled(line)))  # packing's `#L13` anchors
+    return frozenset(tokenize(searchable_text(said), tokenizer))
+
+
+def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = frozenset()) -> bool:
+    """Two lines in the same frame with another value, by their own terms, no word list: each
+    has terms the other lacks, and either they share at least two terms with at most
+    max(2, shared / 2) differing on a side (one slot differs), or they hold the same of the
+    question's terms (`asked`; at least two, all but one of either's), so the question's
+    subject and predicate, with something else beside them."""
+    shared = len(a & b)
+    left, right = a - b, b - a
+    if shared < 2 or not left or not right:
+        return False
+    if max(len(left), len(right)) <= max(2, shared // 2):
+        return True
+    both = len(a & b & asked)
+    return both >= 2 and both >= max(len(a & asked), len(b & asked)) - 1 and bool(left - asked) \
+        and bool(right - asked)
+
+
+def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | None = None,
+                 asked: set[str] | None = None) -> list[int]:
+    """An order of packed `blocks` (indices) in which, whenever lines of two blocks answer the
+    same question (`same_question`) on different dates, the block with the newer line comes
+    first; otherwise rank order is kept (constraints that contradict each other are dropped,
+    earliest rank first). With a `window` (as_of, a time the question names) a line inside it
+    counts as newer than any outside; `asked`: the query's terms (see `dated_lines`)."""
+    items = [[(_when(day, window), terms) for day, terms in dated_lines(b, tokenizer, asked)]
+             for b in blocks]
+    return newest_order(items, frozenset(asked or ()))
+
+
+def newest_lines(lines: list[str], default: date | None, tokenizer: str,
+                 window: tuple[date, date] | None = None, asked: set[str] | None = None) -> list[int]:
+    """`newest_first` for the lines of one block (in file order): of two answering the same
+    question, the newer first, a later line of the same day counting as newer."""
+    items = []
+    for n, line in enumerate(lines):
+        pair = dated_line(line, default, tokenizer, asked)
+        items.append([(_when(pair[0], window) + (n,), pair[1])] if pair else [])
+    return newest_order(items, frozenset(asked or ()))
+
+
+def _when(day: date, window: tuple[date, date] | None) -> tuple:
+    return (window is None or window[0] <= day <= window[1]), day
+
+
+def newest_order(items: list[list[tuple[tuple, frozenset[str]]]], question: frozenset[str]) -> list[int]:
+    """Indices of `items` (each a list of (time key, terms) lines) in rank order, except that an
+    item with a line answering the same question as an earlier item's line at a later time key
+    is pulled just before it; contradicting constraints keep rank order."""
+    postings: dict[str, set[int]] = {}
+    for n, lines in enumerate(items):
+        for _, terms in lines:
+            for term in terms:
+                postings.setdefault(term, set()).add(n)
+    after: dict[int, set[int]] = {n: set() for n in range(len(items))}  # n -> items to come first
+    for p, lines in enumerate(items):
+        for q in {q for _, terms in lines for t in terms for q in postings[t] if q > p}:
+            for key_a, a in lines:
+                for key_b, b in items[q]:
+                    if key_a != key_b and same_question(a, b, question):
+                        newer, older = (p, q) if key_a > key_b else (q, p)
+                        after[older].add(newer)
+    order: list[int] = []
+    placed: set[int] = set()
+
+    def place(n: int, pulling: frozenset[int] = frozenset()) -> None:
+        if n in placed or n in pulling:  # placed, or a contradicting constraint: rank order
+            return
+        for m in sorted(after[n]):  # the items with newer lines come just before it
+            place(m, pulling | {n})
+        placed.add(n)
+        order.append(n)
+    for n in range(len(items)):
+        place(n)
+    return order

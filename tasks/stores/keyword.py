@@ -33,9 +33,10 @@ from memflow.tasks.stores.files import atomic_write_text
 # search reads a memory-mapped Arrow file and never queries the tables.
 CHUNK_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line", "heading_path",
                  "text", "name", "description"]  # read from the chunks table
-DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded", "superseded_on"]  # plus what the index derives
-# 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on
-SNAPSHOT_FORMAT = 4
+DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus what the index derives
+# 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on;
+# 5: superseded per line (the replaced line numbers and the day each was replaced)
+SNAPSHOT_FORMAT = 5
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 FILE_COLUMNS = ["path", "name", "description", "kind"]
