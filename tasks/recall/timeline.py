@@ -24,7 +24,7 @@ from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
 from memflow.tasks.ground.markdown import line_date, line_text, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
-from memflow.tasks.recall.replaced import unlabelled
+from memflow.tasks.recall.replaced import is_replaced, unlabelled
 
 _SOURCE_DATE_RE = re.compile(r"\[\[[^\]]*?(\d{4}-\d{2}-\d{2})[^\]]*\]\]")
 
@@ -139,13 +139,14 @@ _SHORT_REF_RE = re.compile(r"\s*#L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*$")
 
 
 def dated_lines(block: str, tokenizer: str,
-                asked: set[str] | None = None) -> list[tuple[date, frozenset[str]]]:
+                asked: set[str] | None = None) -> list[tuple[date, frozenset[str], bool]]:
     """A packed block's content lines as (date, content terms): a digest fact line by the date it
     states, a history line by its source's date (since when its value held), any other line by
     its header's date (the note's path, the session's heading, or the one packing added); lines
     with no date are left out. Terms are the index tokenizer's (stopwords out), bullets, dates,
     speakers, links and `(replaced ...)` labels not counted. With `asked` (the query's terms),
-    only the lines holding one of them: those answer the question, their neighbours need not."""
+    only the lines holding one of them: those answer the question, their neighbours need not.
+    The flag says whether the line is current (not labelled replaced, not a history line)."""
     lines = block.split("\n")
     header = _ANY_DATE_RE.search(lines[0]) if lines else None
     default = _day(header.group(0)) if header else None
@@ -154,16 +155,17 @@ def dated_lines(block: str, tokenizer: str,
 
 
 def dated_line(line: str, default: date | None, tokenizer: str,
-               asked: set[str] | None = None) -> tuple[date, frozenset[str]] | None:
-    """One line's (date, content terms) as `dated_lines` reads them (`default`: its header's
-    date); None for a line without content, date or (with `asked`) a query term."""
+               asked: set[str] | None = None) -> tuple[date, frozenset[str], bool] | None:
+    """One line's (date, content terms, current?) as `dated_lines` reads them (`default`: its
+    header's date); None for a line without content, date or (with `asked`) a query term."""
     if not line.strip() or line.startswith("#"):
         return None
     day = line_date(line) or default
     if _HISTORY_RE.match(line) and (since := _SOURCE_DATE_RE.search(line)):
         day = _day(since.group(1)) or day
     terms = said_terms(line, tokenizer)
-    return (day, terms) if day and terms and (asked is None or terms & asked) else None
+    current = not (is_replaced(line) or _HISTORY_RE.match(line))
+    return (day, terms, current) if day and terms and (asked is None or terms & asked) else None
 
 
 @lru_cache(maxsize=65536)  # a process searching one workspace sees the same lines again and again
@@ -197,7 +199,7 @@ def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | 
     first; otherwise rank order is kept (constraints that contradict each other are dropped,
     earliest rank first). With a `window` (as_of, a time the question names) a line inside it
     counts as newer than any outside; `asked`: the query's terms (see `dated_lines`)."""
-    items = [[(_when(day, window), terms) for day, terms in dated_lines(b, tokenizer, asked)]
+    items = [[(_when(day, window, current), terms) for day, terms, current in dated_lines(b, tokenizer, asked)]
              for b in blocks]
     return newest_order(items, frozenset(asked or ()))
 
@@ -209,12 +211,15 @@ def newest_lines(lines: list[str], default: date | None, tokenizer: str,
     items = []
     for n, line in enumerate(lines):
         pair = dated_line(line, default, tokenizer, asked)
-        items.append([(_when(pair[0], window) + (n,), pair[1])] if pair else [])
+        items.append([(_when(pair[0], window, pair[2]) + (n,), pair[1])] if pair else [])
     return newest_order(items, frozenset(asked or ()))
 
 
-def _when(day: date, window: tuple[date, date] | None) -> tuple:
-    return (window is None or window[0] <= day <= window[1]), day
+def _when(day: date, window: tuple[date, date] | None, current: bool = True) -> tuple:
+    """A line's time key: inside the asked window first, then current before replaced or
+    history lines whatever their dates (a replaced value is never "newer" than a current one),
+    then the date."""
+    return (window is None or window[0] <= day <= window[1]), current, day
 
 
 def newest_order(items: list[list[tuple[tuple, frozenset[str]]]], question: frozenset[str]) -> list[int]:
@@ -232,6 +237,8 @@ def newest_order(items: list[list[tuple[tuple, frozenset[str]]]], question: froz
             for key_a, a in lines:
                 for key_b, b in items[q]:
                     if key_a != key_b and same_question(a, b, question):
+                        if not max(key_a, key_b)[1]:
+                            continue  # only a current line pulls: an older replaced one never does
                         newer, older = (p, q) if key_a > key_b else (q, p)
                         after[older].add(newer)
     order: list[int] = []
