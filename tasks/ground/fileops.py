@@ -44,7 +44,10 @@ def _existing(lay: Layout, rel: str):
         if path.is_dir():
             raise NotRegular(rel, "is a folder, not a file")
         if os.path.lexists(path):
-            read_regular(path, 0)  # raises the reason: FIFO, device, broken link, link loop
+            try:
+                read_regular(path, 0)  # raises the reason: FIFO, device, broken link
+            except NotRegular as exc:
+                raise NotRegular(rel, exc.reason) from exc
         raise FileNotFoundError(f"no such file in the workspace: {rel}")
     return path
 

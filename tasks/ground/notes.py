@@ -49,6 +49,7 @@ _HANDLER = YAMLHandler()
 
 
 FRONTMATTER_MAX_BYTES = 64 * 1024
+_WARNED: set[tuple[str, str]] = set()
 _MAX_VALUES = 10_000  # scalars a frontmatter may hold once its aliases are expanded
 
 
@@ -96,8 +97,11 @@ def parse_note(path: str, text: str, max_frontmatter_bytes: int = FRONTMATTER_MA
             raise ValueError(f"expands past {_MAX_VALUES:,} values or {max_frontmatter_bytes:,} "
                              "characters (YAML aliases)")
     except (yaml.YAMLError, ValueError, TypeError, RecursionError, AttributeError) as exc:
-        reason = str(exc).splitlines()[0]
-        log.warning("%s: malformed frontmatter, read as plain Markdown (%s)", path, reason)
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        said = (path, reason) in _WARNED  # a job reads a note several times: one warning each
+        _WARNED.add((path, reason))
+        (log.debug if said else log.warning)("%s: malformed frontmatter, read as plain Markdown (%s)",
+                                             path, reason)
         return Note(path=path, body=text, text=text, warning=f"malformed frontmatter: {reason}")
     return Note(path=path, metadata=metadata, body=body, body_start=body_start, text=text)
 
