@@ -495,7 +495,8 @@ def summary_markdown(summary: DreamSummary) -> str:
     if summary.files_written:
         lines += ["## Files written", "", *[f"- `{path}`" for path in summary.files_written], ""]
     if summary.skipped:
-        lines += ["## Files left out", "", *[f"- `{rel}`: {why}" for rel, why in sorted(summary.skipped.items())], ""]
+        lines += ["## Files left out", "",
+                  *[f"- `{rel}`: {why}" for rel, why in sorted(summary.skipped.items())], ""]
     if summary.failed_units:
         lines += ["## Failed units (their notes stay for the next run)", "",
                   *[f"- {name}: {why}" for name, why in summary.failed_units.items()], ""]
@@ -504,4 +505,5 @@ def summary_markdown(summary: DreamSummary) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run_dream", "nothing_to_do", "proactive", "pending_notes", "BUCKETS", "summary_markdown", "DreamStalled"]
+__all__ = ["run_dream", "nothing_to_do", "proactive", "pending_notes", "BUCKETS", "summary_markdown",
+           "DreamStalled"]

@@ -129,3 +129,48 @@ def test_capture_and_resources_refuse_hostile_input_in_one_line(hostile, tmp_pat
     assert "resource/noise.txt" in res.stderr and "binary content" in res.stderr
     assert not list((ws / "daily").glob("*/noise*"))  # no card made of it
     assert run.clean(), (run.tracebacks, run.signals, run.hangs)
+
+
+def test_json_depth_counts_brackets_outside_strings():
+    from memflow.tasks.ground.guard import json_depth
+
+    assert json_depth('[{"a": "[[[[\\"[[", "b": [1, [2]]}]') == 4
+    assert json_depth("[]") == 1 and json_depth('"[[["') == 0 and json_depth(deep_json(500)) == 500
+
+
+def test_random_bytes_without_nul_are_binary_and_latin1_text_is_not():
+    import random
+
+    from memflow.tasks.ground.convert import binary_reason
+
+    rng = random.Random(5)
+    assert all(binary_reason(bytes(rng.randrange(1, 256) for _ in range(rng.randrange(200, 5000))))
+               for _ in range(200))
+    assert binary_reason("Ça été très élevé, naïve façade über straße. ".encode("latin-1") * 20) == ""
+    assert binary_reason("Plain text, 中文, emoji 🙂\n".encode() * 300) == ""
+
+
+def test_frontmatter_loader_builds_plain_types_only():
+    from datetime import date
+
+    from memflow.tasks.ground.notes import parse_note
+
+    ok = parse_note("a.md", "---\nd: 2026-01-02\nn: 3\nl: [a, b]\n---\nbody\n")
+    assert ok.metadata == {"d": date(2026, 1, 2), "n": 3, "l": ["a", "b"]} and not ok.warning
+    for value in ("!!timestamp 'yesterday'", "!!binary aGk=", "!!set {a, b}", "!!python/name:os.system",
+                  "!custom x"):
+        note = parse_note("a.md", f"---\nx: {value}\n---\nbody\n")
+        assert note.metadata == {} and note.warning.startswith("malformed frontmatter"), value
+
+
+def test_oversized_column_values_are_cut_and_named():
+    from memflow.tasks.index.bounds import FIELD_MAX_CHARS, TEXT_MAX_CHARS, bound_rows
+
+    rows = [{"id": "x" * 5000, "path": "p" * 3000, "name": "n" * 10_000, "text": "t" * 100_000,
+             "terms": ["w" * 500] * 20_000, "start_line": 1}]
+    assert bound_rows(rows) == {"name", "text", "terms"}
+    row = rows[0]
+    assert len(row["id"]) == 5000 and len(row["path"]) == 3000  # identities are never cut
+    assert len(row["name"]) == FIELD_MAX_CHARS and len(row["text"]) == TEXT_MAX_CHARS
+    assert len(row["terms"]) == 16 * 1024 and {len(t) for t in row["terms"]} == {64}
+    assert bound_rows(rows) == set()
