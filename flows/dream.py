@@ -21,6 +21,7 @@ from memflow.tasks.dream import (
     finish_stage,
     integrate_stage,
     integrate_within,
+    nothing_to_do,
     summary_markdown,
     topics_stage,
 )
@@ -60,8 +61,8 @@ def _consolidate(settings: Settings, day: date_type, hint: str, max_units: int, 
     extract_fn = partial(extract_model, settings, hint=hint) if use_model else None
     decide_fn = partial(decide_model, settings) if use_model else None
     plan = extract(settings, day, max_notes, max_units, extract_fn)
-    if plan is None:
-        return DreamSummary(date=day.isoformat(), status="no change")
+    if (quiet := nothing_to_do(settings, day, plan)) is not None:
+        return quiet
 
     def one(unit) -> ActionRecord | str:
         state = integrate(settings, plan.run_id, unit, decide_fn, return_state=True)

@@ -162,6 +162,9 @@ def read_messages(source: str) -> list[dict]:
     stripped = text.strip()
     if not stripped:
         raise ValueError(f"{source}: no messages")
+    from memflow.tasks.ground.guard import check_json_depth
+
+    check_json_depth(stripped, "stdin" if source == "-" else source)
     try:
         data = json.loads(stripped)
     except json.JSONDecodeError as whole:
@@ -256,6 +259,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
         return 0
     if args.dream_command == "migrate":
         summary = api.dream_migrate(workspace_of(args))
+        for rel, why in sorted(summary.skipped.items()):
+            print(f"  skipped {rel}: {why}", file=sys.stderr)
         print(summary.model_dump_json(indent=2) if args.json else
               f"migrated {len(summary.files_written)} node(s) to fact lines in run {summary.run_id}"
               f" (undo: memflow dream rollback {summary.run_id})" if summary.run_id else
@@ -284,6 +289,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
 
 
 def print_dream(summary) -> None:
+    for rel, why in sorted(summary.skipped.items()):
+        print(f"  skipped {rel}: {why}", file=sys.stderr)
     if summary.status == "no change":
         print(f"dream {summary.date}: no change (no new or changed daily notes)")
         return

@@ -110,6 +110,7 @@ class DreamSummary(BaseModel):
     notes_consumed: int = 0
     notes_left: int = 0
     topics: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(default_factory=dict)  # files left out (path -> one-line reason)
 
 
 class DreamPlan(BaseModel):
@@ -122,3 +123,4 @@ class DreamPlan(BaseModel):
     units: list[Unit] = Field(default_factory=list)
     origins: list[str] = Field(default_factory=list)  # the note each unit came from
     max_units: int = 5
+    skipped: dict[str, str] = Field(default_factory=dict)  # files left out (path -> one-line reason)

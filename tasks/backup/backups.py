@@ -95,6 +95,9 @@ def restore_workspace(archive: Path, target: Path) -> dict:
             seen[rel] = hashlib.sha256(data).hexdigest()
         if manifest is None or manifest.get("format") != FORMAT:
             raise ArchiveError(f"{archive} has no memory-flows manifest (truncated, or not a backup)")
+        if not isinstance(manifest.get("files"), dict) or not all(
+                isinstance(info, dict) and "sha256" in info for info in manifest["files"].values()):
+            raise ArchiveError(f"{archive}: its manifest lists no files with their sha256 (not a backup)")
         wanted = {rel: info["sha256"] for rel, info in manifest["files"].items()}
         missing, extra = sorted(set(wanted) - set(seen)), sorted(set(seen) - set(wanted))
         bad = sorted(rel for rel in set(wanted) & set(seen) if wanted[rel] != seen[rel])

@@ -2,7 +2,8 @@
 
 Entry points: `run_dream` (the whole run within a budget; raises `DreamStalled` when it could
 consume nothing), `migrate_nodes` (earlier node format -> fact lines), its stages `extract_stage`, `integrate_stage`,
-`topics_stage`, `finish_stage` (the Prefect flow runs them as tasks), the model deciders
+`topics_stage`, `finish_stage` (the Prefect flow runs them as tasks; `nothing_to_do`: the summary
+of a run with no work, naming the files left out), the model deciders
 `extract_with_model`, `decide_with_model`, runs and rollback (`list_runs`, `rollback`,
 `catalog_path`, `recover_interrupted` for killed runs, `rebuild_catalog` from the digest's sources, `adopt_consolidated` for notes consolidated elsewhere), the chosen interest topics (`proactive`) and a run as Markdown
 (`summary_markdown`); the node format's read side (`facts_of`, `fact_line`).
@@ -20,6 +21,7 @@ from memflow.tasks.dream.nightly import (
     finish_stage,
     integrate_stage,
     integrate_within,
+    nothing_to_do,
     pending_notes,
     proactive,
     rebuild_catalog,
@@ -29,7 +31,7 @@ from memflow.tasks.dream.nightly import (
 )
 
 __all__ = ["run_dream", "extract_stage", "integrate_stage", "integrate_within", "topics_stage",
-           "finish_stage",
+           "finish_stage", "nothing_to_do",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
            "set_meta", "recover_interrupted", "rebuild_catalog", "pending_notes",

@@ -96,7 +96,16 @@ def list_runs(lay: Layout) -> list[dict]:
     base = lay.state_dir / RUNS
     runs = []
     for folder in sorted(base.iterdir()) if base.is_dir() else []:
-        manifest = read_json(folder / "manifest.json", None)
+        try:
+            manifest = read_json(folder / "manifest.json", None)
+        except (OSError, ValueError) as exc:
+            log.warning("dream run %s is not listed: %s", folder.name, exc)
+            continue
+        if manifest and not (isinstance(manifest, dict) and {"run_id", "started", "status", "actions",
+                                                             "files"} <= set(manifest)):
+            log.warning("dream run %s is not listed: its manifest lacks run_id/started/status/"
+                        "actions/files", folder.name)
+            continue
         if manifest:
             counts: dict[str, int] = {}
             for action in manifest["actions"]:

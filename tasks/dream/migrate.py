@@ -19,7 +19,9 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.dream import digest
 from memflow.tasks.dream.dream_runs import RunRecord
 from memflow.tasks.dream.facts import similarity, subject_of
+from memflow.tasks.dream.nodes import digest_files
 from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.guard import FileRefused, guarded
 from memflow.tasks.ground.markdown import parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import date_of, layout
@@ -32,7 +34,10 @@ _BULLET_RE = re.compile(r"^- (.+)$")
 
 
 def _link(wiki: str) -> str:
-    link = parse_links(wiki)[0]
+    found = parse_links(wiki)
+    if not found:
+        raise ValueError(f"{wiki[:80]!r} is not a link the migration can read")
+    link = found[0]
     return f"{link.target}#{link.anchor}" if link.anchor else link.target
 
 
@@ -86,20 +91,29 @@ def convert(text: str, fallback_day: str) -> str:
     return out
 
 
+def _mtime_day(path) -> str:
+    return date.fromtimestamp(path.stat().st_mtime).isoformat()
+
+
 def migrate_nodes(settings: Settings) -> DreamSummary:
     """Every node of the earlier format under digest/, converted in one reversible run."""
     lay = layout(settings)
-    base = lay.root / lay.digest
-    legacy = [p for p in sorted(base.rglob("*.md")) if base.is_dir()
-              and not digest.is_fact_node(read_text(p))]
+    skipped: dict[str, str] = {}
+    legacy = []
+    for rel in digest_files(lay, skipped):  # regular files only: no FIFO, folder or broken link
+        try:
+            text = guarded(rel, lambda: read_text(lay.root / rel, max_bytes=settings.note_max_bytes))
+            if not digest.is_fact_node(text):
+                legacy.append((rel, guarded(rel, lambda: convert(text, _mtime_day(lay.root / rel)))))
+        except FileRefused as exc:
+            skipped[rel] = str(exc)
     today = date.today().isoformat()
     if not legacy:
-        return DreamSummary(date=today, status="no change")
+        return DreamSummary(date=today, status="no change", skipped=skipped)
     run = RunRecord(lay)
-    summary = DreamSummary(run_id=run.run_id, date=today, units=len(legacy))
-    for path in legacy:
-        rel = path.relative_to(lay.root).as_posix()
-        new = convert(read_text(path), date.fromtimestamp(path.stat().st_mtime).isoformat())
+    summary = DreamSummary(run_id=run.run_id, date=today, units=len(legacy), skipped=skipped)
+    for rel, new in legacy:
+        path = lay.root / rel
         run.before_write(rel, new)
         atomic_write_text(path, new)
         record = ActionRecord(unit=rel, action="migrate", path=rel, created=False)

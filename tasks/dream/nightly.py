@@ -41,10 +41,16 @@ from memflow.tasks.dream.consolidation import (
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.facts import same_fact
+from memflow.tasks.dream.nodes import (
+    digest_citations,
+    quoted_already,
+    sibling_nodes,
+    skipped_files,
+    subject_nodes,
+)
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
-from memflow.tasks.ground.markdown import line_text
-from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.notes import load_yaml, parse_note
 from memflow.tasks.ground.workspace import (
     BUCKETS,
     Layout,
@@ -60,7 +66,9 @@ from memflow.tasks.recall import IndexMissing, search
 from memflow.tasks.stores.files import (
     atomic_write_json,
     atomic_write_text,
+    decode,
     read_json,
+    read_regular,
     read_text,
 )
 
@@ -93,7 +101,7 @@ def pending_notes(lay: Layout, until: date) -> tuple[list[tuple[str, str]], list
     catalog = read_json(catalog_path(lay), {})
     pending = []
     for rel in daily_notes(lay, until):
-        sha = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+        sha = hashlib.sha256(read_regular(lay.root / rel)).hexdigest()
         if catalog.get(rel) != sha:
             pending.append((rel, sha))
     gone = [rel for rel in catalog if not (lay.root / rel).exists()]
@@ -136,71 +144,6 @@ def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: in
     return taken
 
 
-# node -> (stat, subject, cites, quotes)
-_NODES: dict[Path, tuple[tuple[int, int], str | None, frozenset[str], frozenset[tuple[str, str]]]] = {}
-
-
-def _node_info(path: Path) -> tuple[str | None, frozenset[str]]:
-    """A node's subject key (None for another format) and the `target#anchor` links its fact
-    lines cite, read again only when the file changed: every unit of a run looks both up."""
-    return _node_entry(path)[1:3]
-
-
-def _node_entry(path: Path):
-    stat = path.stat()
-    mark = (stat.st_mtime_ns, stat.st_size)
-    cached = _NODES.get(path)
-    if cached is None or cached[0] != mark:
-        text = read_text(path)
-        meta = parse_note(path.name, text).metadata
-        subject = meta.get("subject") if meta.get("format") == digest.FORMAT else None
-        quotes = frozenset((link.split("#")[0], _quote(line.text)) for fact in digest.facts_of(text)
-                           for line in [fact, *fact.history] for link in line.links)
-        cached = _NODES[path] = (mark, subject if isinstance(subject, str) else None,
-                                 frozenset(digest.cited(text)), quotes)
-    return cached
-
-
-def _quote(text: str) -> str:
-    return line_text(f"- {text}").casefold()
-
-
-def quoted_already(lay: Layout, unit: Unit) -> bool:
-    """Every fact of the unit is a digest line's text already, citing the same note: consolidated
-    before, even when a person's edit moved the line and no `check --repair` re-pointed its link
-    yet (a re-run would put an old value above a newer one)."""
-    base = lay.root / lay.digest
-    if not unit.evidence or not base.is_dir():
-        return False
-    quotes = set().union(*(_node_entry(path)[3] for path in base.rglob("*.md")))
-    return all((f.path, _quote(f.text)) in quotes or (f.path, _quote(speaker(f.text)[1])) in quotes
-               for f in unit.evidence)
-
-
-def subject_nodes(lay: Layout) -> dict[str, list[str]]:
-    """Subject key -> its node and continuation parts (digest files are the truth: no index)."""
-    found: dict[str, list[str]] = {}
-    base = lay.root / lay.digest
-    for path in sorted(base.rglob("*.md")) if base.is_dir() else []:
-        subject, _cites = _node_info(path)
-        if subject:
-            found.setdefault(subject, []).append(path.relative_to(lay.root).as_posix())
-    for paths in found.values():
-        paths.sort(key=lambda rel: (len(rel), rel))  # the first part, then `-2`, `-3` ...
-    return found
-
-
-def sibling_nodes(lay: Layout, subject: str) -> list[str]:
-    """Nodes about the same person as `subject` (`person:<who>:<facet>`): a new facet's node
-    links to them, so following links from one finds the others."""
-    parts = subject.split(":")
-    if len(parts) != 3 or parts[0] != "person":
-        return []
-    prefix = f"person:{parts[1]}:"
-    return sorted(p for key, paths in subject_nodes(lay).items() if key.startswith(prefix) and key != subject
-                  for p in paths[:1])
-
-
 def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, str]:
     """The nodes of the unit's subject, plus (for a model) digest nodes recalled for it."""
     lay = layout(settings)
@@ -212,7 +155,7 @@ def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, s
             paths += [r.path for r in response.results if r.path not in paths]
         except IndexMissing:
             pass
-    return {p: read_text(lay.root / p) for p in dict.fromkeys(paths) if (lay.root / p).exists()}
+    return {p: read_text(lay.root / p) for p in dict.fromkeys(paths) if (lay.root / p).is_file()}
 
 
 def validate(lay: Layout, decision: Decision, unit: Unit) -> None:
@@ -302,13 +245,6 @@ def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, li
     return decision
 
 
-def digest_citations(lay: Layout) -> set[str]:
-    """Every `daily/...#Lnn` link a digest fact line cites: what has been consolidated, by
-    source, whatever the catalog says."""
-    base = lay.root / lay.digest
-    return set().union(*(_node_info(path)[1] for path in base.rglob("*.md"))) if base.is_dir() else set()
-
-
 def rebuild_catalog(lay: Layout, until: date) -> dict[str, str]:
     """The dream catalog derived from the digest (when `metadata/state/` was lost): a daily note
     every fact of which a digest node cites is consolidated as it is now; any other note stays
@@ -316,9 +252,14 @@ def rebuild_catalog(lay: Layout, until: date) -> dict[str, str]:
     cited = digest_citations(lay)
     catalog = {}
     for rel in daily_notes(lay, until):
-        facts = note_facts(parse_note(rel, read_text(lay.root / rel)))
+        try:
+            data = read_regular(lay.root / rel)
+            facts = guarded(rel, lambda: note_facts(parse_note(rel, decode(data))))
+        except (FileRefused, OSError, ValueError) as exc:  # stays pending: extract names it
+            log.warning("dream catalog: %s left pending (%s)", rel, exc)
+            continue
         if facts and all(f"{f.path}#L{f.lines[0]}" in cited for f in facts):
-            catalog[rel] = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+            catalog[rel] = hashlib.sha256(data).hexdigest()
     atomic_write_json(catalog_path(lay), catalog)
     if catalog:
         log.warning("dream catalog rebuilt from the digest's sources: %d note(s) consolidated", len(catalog))
@@ -369,9 +310,22 @@ def recent_topics(lay: Layout, day: date, days: int) -> set[str]:
     for back in range(1, days + 1):
         path = lay.root / lay.daily / (day - timedelta(days=back)).isoformat() / "interests.yaml"
         if path.exists():
-            data = yaml.safe_load(read_text(path)) or {}
-            titles |= {str(t.get("title", "")).lower() for t in data.get("topics") or []}
+            try:
+                titles |= {str(t.get("title", "")).lower() for t in read_topics(path) if isinstance(t, dict)}
+            except ValueError as exc:  # an earlier day's broken file only loses its diversity
+                log.warning("%s", exc)
     return titles
+
+
+def read_topics(path: Path) -> list:
+    """The topics of an interests.yaml; ValueError naming the file when it is not one."""
+    try:
+        data = load_yaml(read_text(path, max_bytes=1024 * 1024)) or {}
+    except (yaml.YAMLError, OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable interests file "
+                         f"({(str(exc).splitlines() or [''])[0][:120]})") from exc
+    topics = data.get("topics") if isinstance(data, dict) else None
+    return topics if isinstance(topics, list) else []
 
 
 def offline_extract(notes: list) -> list[tuple[Unit, str]]:
@@ -403,21 +357,34 @@ def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
         return None
     if extract is not None and not (lay.index_dir / "watermark.json").exists():
         run_index(settings)  # a model's candidates come from search
-    batch, notes = [], []
+    batch, notes, skipped = [], [], skipped_files(lay)
     for rel, sha in pending[:max(1, max_notes)]:
         try:
-            notes.append(guarded(rel, lambda: parse_markdown(rel, (lay.root / rel).read_bytes(), settings)))
+            notes.append(guarded(rel, lambda: parse_markdown(rel, read_regular(lay.root / rel), settings)))
             batch.append((rel, sha))
         except FileRefused as exc:  # consumed as it is (no units), said in the inbox; retried when it changes
             log.warning("dream skips %s: %s", rel, exc)
             refuse_note(lay, rel, sha, str(exc))
+            skipped[rel] = str(exc)
     pairs = (extract or offline_extract)(notes)
     taken = set(within_budget(pairs, [rel for rel, _ in batch], max_units))
     pairs = [(u, o) for u, o in pairs if o in taken]
     selected = [(rel, sha) for rel, sha in batch if rel in taken]
     return DreamPlan(date=day.isoformat(), run_id=RunRecord(lay).run_id, selected=selected,
                      notes_left=len(pending) - len(selected), units=[u for u, _ in pairs],
-                     origins=[o for _, o in pairs], max_units=max_units)
+                     origins=[o for _, o in pairs], max_units=max_units, skipped=skipped)
+
+
+def nothing_to_do(settings: Settings, day: date, plan: DreamPlan | None) -> DreamSummary | None:
+    """The run's summary when there is nothing to consolidate (no pending note, or every pending
+    note refused), naming the files left out; None when the run has work."""
+    if plan is not None and plan.selected:
+        return None
+    skipped = plan.skipped if plan is not None else skipped_files(layout(settings))
+    if skipped:
+        for rel, why in sorted(skipped.items()):
+            log.warning("dream skips %s: %s", rel, why)
+    return DreamSummary(date=day.isoformat(), status="no change", skipped=skipped)
 
 
 def integrate_stage(settings: Settings, run_id: str, unit: Unit, decide: Decide | None = None) -> ActionRecord:
@@ -446,7 +413,7 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
     Raises DreamStalled when notes were pending and none was consumed."""
     lay = layout(settings)
     summary = DreamSummary(run_id=plan.run_id, date=plan.date, notes_read=len(plan.selected),
-                           units=len(records))
+                           units=len(records), skipped=plan.skipped)
     blocked = set(plan.origins[len(records):])
     for unit, origin, record in zip(plan.units, plan.origins, records):
         if isinstance(record, str):
@@ -458,7 +425,7 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
             summary.files_written.append(record.path)
     if interests:
         summary.files_written.append(interests)
-        summary.topics = [t["title"] for t in (yaml.safe_load(read_text(lay.root / interests)) or {}).get("topics", [])]
+        summary.topics = [t["title"] for t in read_topics(lay.root / interests)]
     consumed = {rel: sha for rel, sha in plan.selected if rel not in blocked}
     RunRecord(lay, plan.run_id).consuming(consumed)  # journaled first: a kill now is rolled back whole
     catalog = read_json(catalog_path(lay), {})
@@ -473,7 +440,9 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
         run_index(settings)
     RunRecord(lay, plan.run_id).finish(summary.status, consumed, summary.model_dump())
     actions = ", ".join(f"{k}={v}" for k, v in sorted(summary.actions.items())) or "no action"
-    append_event(lay, "auto_dream", summary.files_written, f"{actions}; backlog: {summary.notes_left} notes")
+    left_out = "".join(f"; skipped {rel}: {why}" for rel, why in sorted(summary.skipped.items())[:20])
+    append_event(lay, "auto_dream", summary.files_written,
+                 f"{actions}; backlog: {summary.notes_left} notes{left_out}")
     if not consumed:
         failures = "; ".join(f"{k}: {v}" for k, v in list(summary.failed_units.items())[:3])
         raise DreamStalled(f"dream run {plan.run_id} consumed none of {len(plan.selected)} note(s); "
@@ -501,8 +470,8 @@ def run_dream(settings: Settings, day: date, hint: str = "", max_units: int = 50
     `max_seconds` > 0 stops taking units after that long; their notes stay in the backlog."""
     started = time.monotonic()
     plan = extract_stage(settings, day, max_notes, max_units, extract)
-    if plan is None:
-        return DreamSummary(date=day.isoformat(), status="no change")
+    if (quiet := nothing_to_do(settings, day, plan)) is not None:
+        return quiet
 
     def one(unit: Unit) -> ActionRecord | str:
         try:
@@ -522,8 +491,7 @@ def proactive(settings: Settings, day: date) -> dict:
     path = lay.root / lay.daily / day.isoformat() / "interests.yaml"
     if not path.exists():
         return {"status": "skipped", "date": day.isoformat(), "reason": f"no {path.relative_to(lay.root)}"}
-    data = yaml.safe_load(read_text(path)) or {}
-    return {"status": "ok", "date": day.isoformat(), "topics": data.get("topics") or []}
+    return {"status": "ok", "date": day.isoformat(), "topics": read_topics(path)}
 
 
 def summary_markdown(summary: DreamSummary) -> str:
@@ -535,6 +503,9 @@ def summary_markdown(summary: DreamSummary) -> str:
              "", f"**actions**: {actions}", ""]
     if summary.files_written:
         lines += ["## Files written", "", *[f"- `{path}`" for path in summary.files_written], ""]
+    if summary.skipped:
+        lines += ["## Files left out", "",
+                  *[f"- `{rel}`: {why}" for rel, why in sorted(summary.skipped.items())], ""]
     if summary.failed_units:
         lines += ["## Failed units (their notes stay for the next run)", "",
                   *[f"- {name}: {why}" for name, why in summary.failed_units.items()], ""]
@@ -543,4 +514,5 @@ def summary_markdown(summary: DreamSummary) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run_dream", "proactive", "pending_notes", "BUCKETS", "summary_markdown", "DreamStalled"]
+__all__ = ["run_dream", "nothing_to_do", "proactive", "pending_notes", "BUCKETS", "summary_markdown",
+           "DreamStalled"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from memflow.tasks.ground.markdown import split_frontmatter
-from memflow.tasks.ground.notes import expanded_size, parse_note
+from memflow.tasks.ground.notes import expanded_size, load_yaml, parse_note
 
 DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside",
                 "form", "iframe", "svg", "canvas", "button")
@@ -36,15 +36,26 @@ class Converted:
     first_line: int = 1  # file line of the text's first line (after frontmatter)
 
 
-def looks_binary(data: bytes) -> bool:
-    """NUL bytes, or mostly control bytes, in the first 8 KiB."""
+def binary_reason(data: bytes) -> str:
+    """Why the first 8 KiB are not text ("" when they are): NUL bytes, or more than 30% of
+    the characters control characters or bytes that are not UTF-8 (random bytes: about 60%;
+    a dense Latin-1 text in French or German: under 25%, still read)."""
     head = data[:8192]
     if b"\0" in head:
-        return True
+        return "binary content (NUL bytes)"
     if not head:
-        return False
-    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13))
-    return control / len(head) > 0.1
+        return ""
+    text = head.decode("utf-8", errors="replace")
+    if len(head) == 8192:  # a character cut at the window's end is not a bad byte
+        text = text[:-2]
+    bad = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\f\r")
+              or 0x7f <= ord(ch) < 0xa0)
+    share = bad / max(1, len(text))
+    return f"binary content ({share:.0%} control or non-UTF-8 bytes)" if share > 0.3 else ""
+
+
+def looks_binary(data: bytes) -> bool:
+    return bool(binary_reason(data))
 
 
 def html_to_markdown(html: str) -> str:
@@ -97,7 +108,7 @@ def convert(rel: str, text: str) -> Converted:
         return Converted("\n".join(lines))  # one record per line: lines still match
     if suffix in ("yaml", "yml"):
         try:
-            value = yaml.safe_load(text)
+            value = load_yaml(text)
         except (yaml.YAMLError, RecursionError):
             return Converted(text)
         budget = max(100_000, len(text))

@@ -20,7 +20,7 @@ import yaml
 from memflow.tasks.ground.anchors import repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import parse_links, rewrite_links
-from memflow.tasks.ground.notes import parse_note, render_note
+from memflow.tasks.ground.notes import load_yaml, parse_note, render_note
 from memflow.tasks.ground.workspace import (
     Layout,
     PathError,
@@ -30,9 +30,11 @@ from memflow.tasks.ground.workspace import (
 )
 from memflow.tasks.stores.files import (
     DecodePolicy,
+    NotRegular,
     atomic_write_bytes,
     atomic_write_text,
     decode,
+    read_regular,
 )
 
 
@@ -68,6 +70,13 @@ def readable(lay: Layout, rel: str):
 def _existing(lay: Layout, rel: str):
     path = readable(lay, rel)
     if not path.is_file():
+        if path.is_dir():
+            raise NotRegular(rel, "is a folder, not a file")
+        if os.path.lexists(path):
+            try:
+                read_regular(path, 0)  # raises the reason: FIFO, device, broken link
+            except NotRegular as exc:
+                raise NotRegular(rel, exc.reason) from exc
         raise FileNotFoundError(f"no such file in the workspace: {rel}")
     return path
 
@@ -88,7 +97,7 @@ def read_file(lay: Layout, rel: str, start: int | None = None, end: int | None =
               policy: DecodePolicy = "replace") -> str:
     """Lines start..end (1-based, inclusive) of a workspace file."""
     path = _existing(lay, rel)
-    text = decode(path.read_bytes(), policy, rel)
+    text = decode(read_regular(path), policy, rel)
     if start is None and end is None:
         return text
     lines = text.splitlines(keepends=True)
@@ -134,7 +143,7 @@ def write_file(lay: Layout, rel: str, content: str, name: str | None = None,
 
 
 def _raw(path) -> str:
-    return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    return read_regular(path).decode("utf-8", errors="surrogateescape")
 
 
 def _put_raw(path, text: str) -> None:
@@ -208,7 +217,7 @@ def delete_file(lay: Layout, rel: str) -> list[str]:
 
 
 def fm_get(lay: Layout, rel: str, policy: DecodePolicy = "replace") -> dict:
-    note = parse_note(rel, decode(_existing(lay, rel).read_bytes(), policy, rel))
+    note = parse_note(rel, decode(read_regular(_existing(lay, rel)), policy, rel))
     if note.warning:
         raise ValueError(f"{rel}: {note.warning}")
     return note.metadata
@@ -221,7 +230,11 @@ def parse_assignments(pairs: list[str]) -> dict:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"expected key=value, got {pair!r}")
-        out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        try:
+            out[key.strip()] = load_yaml(value) if value.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{pair!r}: the value is not plain YAML ({str(exc).splitlines()[0]}); "
+                             "quote it to store it as text") from exc
     return out
 
 

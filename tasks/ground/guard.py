@@ -16,12 +16,15 @@ from typing import TypeVar
 from memflow.schemas.notes import Note
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.notes import parse_note
-from memflow.tasks.stores.files import DecodeError, DecodePolicy, decode
+from memflow.tasks.stores.files import DecodeError, DecodePolicy, NotRegular, decode
 
 log = logging.getLogger("memflow.guard")
 T = TypeVar("T")
 _LIST_ITEM_RE = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _QUOTES_RE = re.compile(r"^[ \t]*((?:>[ \t]*)+)")
+_JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # unrolled: linear and fast
+_NOT_BRACKET_RE = re.compile(r"[^\[\]{}]+")
+JSON_MAX_DEPTH = 100  # a message is 3-6 deep; the json module recurses per level
 
 
 class FileRefused(Exception):
@@ -37,6 +40,25 @@ def nesting_depth(line: str) -> int:
     if item:
         depth += len(item.group(1).expandtabs(4)) // 2 + 1
     return depth
+
+
+def json_depth(text: str) -> int:
+    """How deep a JSON text nests arrays and objects (strings skipped), without parsing it:
+    one regex pass removes strings, a second keeps only brackets."""
+    depth = deepest = 0
+    for char in _NOT_BRACKET_RE.sub("", _JSON_STRING_RE.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def check_json_depth(text: str, name: str, max_depth: int = JSON_MAX_DEPTH) -> None:
+    """ValueError naming the input when a JSON text nests deeper than `max_depth` (the json
+    module would raise RecursionError)."""
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise ValueError(f"{name}: JSON nested {depth:,} levels deep, over the limit of {max_depth}; "
+                         "give a list of message objects")
 
 
 def check_markdown(data: bytes, settings: Settings) -> None:
@@ -65,6 +87,8 @@ def guarded(rel: str, work: Callable[[], T]) -> T:
         return work()
     except FileRefused:
         raise
+    except NotRegular as exc:  # FIFO, folder, broken link, link loop, over a size limit
+        raise FileRefused(exc.reason) from exc
     except RecursionError as exc:
         raise FileRefused("nested too deep to parse") from exc
     except MemoryError as exc:

@@ -76,7 +76,7 @@ def complete_json(settings: Settings, messages: list[dict], schema: type[T]) -> 
                                    response_format={"type": "json_object"}, **_endpoint(settings))
     except Exception as exc:  # litellm raises many provider-specific types; keep the message
         raise _failed(settings, settings.chat_model, exc) from exc
-    content = reply.choices[0].message.content or ""
+    content = _first_choice(settings, reply).content or ""
     try:
         return schema.model_validate_json(_strip_fences(content))
     except ValidationError as exc:
@@ -92,7 +92,15 @@ def chat(settings: Settings, messages: list[dict], **kwargs) -> dict:
                                    **_endpoint(settings), **kwargs)
     except Exception as exc:
         raise _failed(settings, settings.chat_model, exc) from exc
-    return reply.choices[0].message.model_dump()
+    return _first_choice(settings, reply).model_dump()
+
+
+def _first_choice(settings: Settings, reply):
+    """The reply's first message; ModelOutputError (not IndexError) when it has none."""
+    if not getattr(reply, "choices", None) or reply.choices[0].message is None:
+        raise ModelOutputError(f"{settings.chat_model} reply has no choices (an empty completion); "
+                               "retried on the next run")
+    return reply.choices[0].message
 
 
 def embed(settings: Settings, texts: list[str]) -> list[list[float]]:

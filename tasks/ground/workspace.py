@@ -69,7 +69,10 @@ def safe_path(root: Path, rel: str) -> Path:
     if ".." in parts:
         raise PathError(f"'..' is not allowed in a workspace path: {rel}")
     root = root.resolve()
-    target = (root / posix).resolve()
+    try:
+        target = (root / posix).resolve()
+    except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError on a symlink loop
+        raise PathError(f"{rel}: symlink loop, cannot be resolved") from exc
     if target != root and not target.is_relative_to(root):
         raise PathError(f"path leaves the workspace through a symlink: {rel}")
     return target

@@ -37,6 +37,9 @@ class _Section:
     end: int = 0
 
 
+CRUMB_MAX_CHARS = 256  # a heading's share of every breadcrumb under it
+
+
 def _nbytes(lines: list[str]) -> int:
     return sum(len(line.encode("utf-8")) + 1 for line in lines)
 
@@ -50,7 +53,7 @@ def _build_tree(blks: list[Block], lines: list[str]) -> _Section:
                 stack.pop()
             title = _HEADING_TEXT_RE.sub("", lines[blk.start - 1]).strip() or lines[blk.start - 1].strip()
             section = _Section(blk, lines[blk.start - 1].strip() if title else "")
-            section.title = lines[blk.start - 1].strip()
+            section.title = lines[blk.start - 1].strip()[:CRUMB_MAX_CHARS]  # it repeats per chunk
             stack[-1][1].children.append(section)
             stack.append((blk.level, section))
         else:

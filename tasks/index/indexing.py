@@ -37,15 +37,18 @@ from memflow.tasks.ground.workspace import (
     layout,
 )
 from memflow.tasks.index import chunking
+from memflow.tasks.index.bounds import bound_rows, cut_warning
 from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.vectors import embedding_input, known_dims, text_sha
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import (
+    NotRegular,
     atomic_write_json,
     atomic_write_text,
     decode,
     read_json,
+    read_regular,
 )
 from memflow.tasks.stores.lance import IndexStore
 
@@ -94,7 +97,10 @@ def scan(lay: Layout, catalog: dict, pipeline: str, max_resource_bytes: int | No
         entry = DiskFile(rel, size, mtime_ns)
         if needs_hash(entry, catalog.get(rel), pipeline):
             try:
-                digest = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
+                digest = hashlib.sha256(read_regular(lay.root / rel)).hexdigest()
+            except NotRegular as exc:
+                problems[rel] = exc.reason
+                continue
             except OSError as exc:
                 problems[rel] = f"cannot be read: {exc.strerror or exc}"
                 continue
@@ -208,12 +214,19 @@ def file_rows_of(lay: Layout, settings: Settings, rel: str, pipeline: str, skipp
     path = lay.root / rel
     try:
         stat = path.stat()
-        data = path.read_bytes()
+        data = read_regular(path)  # never blocks: a FIFO put there since the scan is refused
+    except NotRegular as exc:
+        skipped[rel] = exc.reason
+        return None
     except OSError as exc:
         skipped[rel] = f"cannot be read: {exc.strerror or exc}"
         return None
     try:
         row, chunks, links = guarded(rel, lambda: build_rows(lay, settings, rel, data, pipeline, warnings))
+        cut = bound_rows([row]) | bound_rows(chunks) | bound_rows(links)
+        if cut:  # LanceDB aborts the process on gigabyte columns: values are cut, not written
+            warnings[rel] = "; ".join(w for w in (warnings.get(rel), cut_warning(cut)) if w)
+            log.warning("%s: %s", rel, warnings[rel])
     except FileRefused as exc:
         skipped[rel] = str(exc)
         log.debug("%s is not indexed: %s", rel, exc)

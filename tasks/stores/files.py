@@ -6,8 +6,10 @@ crash leaves the old or the new file, never half of one.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -19,7 +21,44 @@ class DecodeError(ValueError):
     """A file is not valid UTF-8 and the policy is `strict`."""
 
 
+class NotRegular(ValueError):
+    """A path that is no regular file (FIFO, folder, device, broken link, link loop) or is
+    past a size limit; `reason` is the one line without the path."""
+
+    def __init__(self, path: Path | str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.reason = reason
+
+
+def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of a regular file (symlinks followed). Opened non-blocking and checked with
+    fstat before any read, so a FIFO or device never hangs the reader; raises NotRegular for
+    anything else and for a file over `max_bytes` (nothing past the limit is read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(path, "symlink loop") from exc
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            raise NotRegular(path, "broken symlink") from exc
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise NotRegular(path, "is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(path, "not a regular file (FIFO, socket or device): not read")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise NotRegular(path, f"{info.st_size:,} bytes is over the limit of {max_bytes:,}")
+        data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:  # grew while being read
+        raise NotRegular(path, f"over the limit of {max_bytes:,} bytes")
+    return data
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    if path.is_dir():  # os.replace would name the hidden temp file, not the target
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file (nothing written)", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -62,14 +101,21 @@ def decode(data: bytes, policy: DecodePolicy = "replace", name: str = "") -> str
         return data.decode("utf-8", errors="replace")
 
 
-def read_text(path: Path, policy: DecodePolicy = "replace") -> str:
-    return decode(path.read_bytes(), policy, str(path))
+def read_text(path: Path, policy: DecodePolicy = "replace", max_bytes: int | None = None) -> str:
+    """A regular file's text (NotRegular for a FIFO, a folder, a broken link...)."""
+    return decode(read_regular(path, max_bytes), policy, str(path))
 
 
 def read_json(path: Path, default: object) -> object:
+    """A JSON state file, or `default` when it is missing; a file that is not JSON raises
+    ValueError naming it (never a bare decoder message)."""
     if not path.exists():
         return default
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(read_regular(path).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path}: not valid JSON ({str(exc).splitlines()[0][:120]}); restore it "
+                         "or delete it and let the job rebuild it") from exc
 
 
 def append_line(path: Path, line: str) -> None:

@@ -12,6 +12,7 @@ KINDS = (
     "bad_yaml", "yaml_not_mapping", "yaml_unhashable_key", "yaml_alias_bomb", "huge_frontmatter",
     "deep_list", "deep_quote", "huge_line", "nul_bytes", "invalid_utf8", "random_bytes",
     "empty", "only_frontmatter", "weird_name", "crlf_mix", "long_heading_chain", "huge_table_row",
+    "yaml_bad_timestamp", "yaml_unknown_tag", "alias_long_string", "huge_heading",
 )
 
 
@@ -60,6 +61,16 @@ def content(kind: str, rng: random.Random, n: int) -> bytes:
         return ("".join(f"{'#' * (1 + i % 6)} h{i}\n\ntext {i}\n\n" for i in range(5000)) + word).encode()
     if kind == "huge_table_row":
         return (f"| a | b |\n|---|---|\n| {word} | {'y' * 2_000_000} |\n").encode()
+    if kind == "yaml_bad_timestamp":
+        return f"---\nname: T{n}\nwhen: !!timestamp 'yesterday'\n---\n\n- {word} likes tea.\n".encode()
+    if kind == "yaml_unknown_tag":
+        return f"---\nname: !!python/object/apply:os.system ['true']\nx: !!binary aGk=\n---\n\n{word}\n".encode()
+    if kind == "alias_long_string":  # 60 KB of text, a name of 60 MB once aliases are expanded
+        refs = ", ".join(["*a"] * 2000)
+        return f"---\nblob: &a \"{'x' * 30_000}\"\nname: [{refs}]\n---\n\n{word}\n".encode()
+    if kind == "huge_heading":  # a 3 MB heading every chunk under it would repeat
+        return ("# " + "h" * (3_000_000 + n) + "\n\n"
+                + "".join(f"para {j} {word}\n\n" for j in range(300))).encode()
     raise ValueError(kind)
 
 
@@ -91,3 +102,34 @@ def make_hostile(root: Path, per_kind: int, seed: int = 7) -> dict[str, str]:
     if hasattr(os, "mkfifo") and not (folder / "fifo.md").exists():
         os.mkfifo(folder / "fifo.md")
     return planted
+
+
+# digest/ and resource/ entries no job may choke on (workspace path -> what it is)
+SPECIALS = {"digest/fifo.md": "fifo", "digest/dangling.md": "dangling_symlink",
+            "digest/loop.md": "symlink_loop", "digest/x.md": "folder_named_md",
+            "digest/wiki/bad-timestamp.md": "yaml_bad_timestamp",
+            "resource/noise.txt": "random_bytes_no_nul"}
+
+
+def make_hostile_specials(root: Path, seed: int = 7) -> dict[str, str]:
+    """Plant SPECIALS (a FIFO, a dangling symlink, a symlink loop and a folder named x.md
+    under digest/, a digest node with a bad timestamp tag, random bytes without NUL as a .txt
+    resource). Returns SPECIALS."""
+    rng = random.Random(seed)
+    digest = root / "digest"
+    (digest / "wiki").mkdir(parents=True, exist_ok=True)
+    if hasattr(os, "mkfifo") and not (digest / "fifo.md").exists():
+        os.mkfifo(digest / "fifo.md")
+    for name, target in (("dangling.md", "nowhere.md"), ("loop.md", "loop.md")):
+        if not (digest / name).is_symlink():
+            (digest / name).symlink_to(target)
+    (digest / "x.md").mkdir(exist_ok=True)
+    (digest / "wiki" / "bad-timestamp.md").write_bytes(content("yaml_bad_timestamp", rng, 0))
+    (root / "resource").mkdir(exist_ok=True)
+    (root / "resource" / "noise.txt").write_bytes(bytes(rng.randrange(1, 256) for _ in range(3000)))
+    return dict(SPECIALS)
+
+
+def deep_json(depth: int = 200_000) -> str:
+    """A 'conversation' that is only an opening bracket nested `depth` times."""
+    return "[" * depth

@@ -1,0 +1,125 @@
+"""Stage 3, dream: the digest nodes on disk, read under the same per-file guard as the index.
+
+The digest folder is the truth the dream consolidates into, and anyone may put a file there: a
+FIFO, a folder named `x.md`, a broken link or a link loop, a node whose frontmatter does not
+parse. Only regular files are read (`file_stats`, `read_text`: non-blocking, fstat first); a
+node that cannot be read is left out of every lookup and reported once per run by
+`skipped_files`, with its reason, in the run summary and the inbox.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from memflow.schemas.dream import Unit
+from memflow.tasks.dream import digest
+from memflow.tasks.dream.consolidation import speaker
+from memflow.tasks.ground.guard import FileRefused, guarded
+from memflow.tasks.ground.markdown import line_text
+from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.workspace import Layout, file_stats
+from memflow.tasks.stores.files import read_text
+
+log = logging.getLogger("memflow.dream")
+NodeInfo = tuple[str | None, frozenset[str]]
+# node -> (stat, subject, cites, quotes: (cited note, the cited text as a fact line quotes it))
+_NODES: dict[Path, tuple[tuple[int, int], str | None, frozenset[str], frozenset[tuple[str, str]]]] = {}
+
+
+def digest_files(lay: Layout, problems: dict[str, str] | None = None) -> list[str]:
+    """Regular `.md` files under digest/ (workspace-relative, sorted); what is no regular file
+    goes to `problems` with its reason."""
+    return sorted(file_stats(lay, [lay.digest], problems=problems))
+
+
+def node_info(path: Path) -> NodeInfo:
+    """A node's subject key (None for another format) and the `target#anchor` links its fact
+    lines cite, read again only when the file changed: every unit of a run looks both up."""
+    return _node_entry(path)[1:3]
+
+
+def _node_entry(path: Path):
+    stat = path.stat()
+    mark = (stat.st_mtime_ns, stat.st_size)
+    cached = _NODES.get(path)
+    if cached is None or cached[0] != mark:
+        text = read_text(path)
+        meta = parse_note(path.name, text).metadata
+        subject = meta.get("subject") if meta.get("format") == digest.FORMAT else None
+        quotes = frozenset((link.split("#")[0], _quote(line.text)) for fact in digest.facts_of(text)
+                           for line in [fact, *fact.history] for link in line.links)
+        cached = _NODES[path] = (mark, subject if isinstance(subject, str) else None,
+                                 frozenset(digest.cited(text)), quotes)
+    return cached
+
+
+def _quote(text: str) -> str:
+    return line_text(f"- {text}").casefold()
+
+
+def quoted_already(lay: Layout, unit: Unit) -> bool:
+    """Every fact of the unit is a digest line's text already, citing the same note: consolidated
+    before, even when a person's edit moved the line and no `check --repair` re-pointed its link
+    yet (a re-run would put an old value above a newer one)."""
+    if not unit.evidence:
+        return False
+    quotes: set[tuple[str, str]] = set()
+    for rel in digest_files(lay):
+        try:
+            quotes |= guarded(rel, lambda: _node_entry(lay.root / rel)[3])
+        except FileRefused:
+            continue  # named by `skipped_files`
+    return all((f.path, _quote(f.text)) in quotes or (f.path, _quote(speaker(f.text)[1])) in quotes
+               for f in unit.evidence)
+
+
+def sibling_nodes(lay: Layout, subject: str) -> list[str]:
+    """Nodes about the same person as `subject` (`person:<who>:<facet>`): a new facet's node
+    links to them, so following links from one finds the others."""
+    parts = subject.split(":")
+    if len(parts) != 3 or parts[0] != "person":
+        return []
+    prefix = f"person:{parts[1]}:"
+    return sorted(p for key, paths in subject_nodes(lay).items() if key.startswith(prefix) and key != subject
+                  for p in paths[:1])
+
+
+def readable_nodes(lay: Layout) -> Iterator[tuple[str, NodeInfo]]:
+    """(path, info) of every digest node that can be read; the others are left out here and
+    named by `skipped_files`."""
+    for rel in digest_files(lay):
+        try:
+            yield rel, guarded(rel, lambda: node_info(lay.root / rel))
+        except FileRefused as exc:
+            log.debug("digest node %s left out: %s", rel, exc)
+
+
+def subject_nodes(lay: Layout) -> dict[str, list[str]]:
+    """Subject key -> its node and continuation parts (digest files are the truth: no index)."""
+    found: dict[str, list[str]] = {}
+    for rel, (subject, _cites) in readable_nodes(lay):
+        if subject:
+            found.setdefault(subject, []).append(rel)
+    for paths in found.values():
+        paths.sort(key=lambda rel: (len(rel), rel))  # the first part, then `-2`, `-3` ...
+    return found
+
+
+def digest_citations(lay: Layout) -> set[str]:
+    """Every `daily/...#Lnn` link a digest fact line cites: what has been consolidated, by
+    source, whatever the catalog says."""
+    return set().union(*(cites for _rel, (_subject, cites) in readable_nodes(lay)))
+
+
+def skipped_files(lay: Layout) -> dict[str, str]:
+    """Files under daily/ and digest/ the dream leaves out, each with its one-line reason."""
+    problems: dict[str, str] = {}
+    file_stats(lay, [lay.daily], problems=problems)
+    for rel in digest_files(lay, problems):
+        try:
+            guarded(rel, lambda: node_info(lay.root / rel))
+        except FileRefused as exc:
+            problems[rel] = str(exc)
+    return problems
