@@ -18,6 +18,7 @@ import yaml
 
 from memflow.tasks.forget.matching import carries
 from memflow.tasks.ground.markdown import line_text
+from memflow.tasks.ground.tombstones import normalise
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json, read_text
 
@@ -45,14 +46,19 @@ class Forgotten:
         return any(len(bare) >= 12 and any(bare in s for s in said)
                    for bare in (line_text(line).casefold() for line in text.split("\n")))
 
+    def fragment(self, word: str) -> bool:
+        """A listed word or phrase (4+ characters) is a whole-word part of forgotten text."""
+        norm = normalise(word)
+        return len(norm) >= 4 and any(f" {norm} " in f" {normalise(s)} " for s in [self.phrase, *self.said])
+
     def value(self, value: object) -> object:
         """A state value with renamed paths rewritten and forgotten material removed."""
         if isinstance(value, str):
             for old, new in self.renames.items():
                 value = value.replace(old, new)
             return GONE if value in self.removed or self.quotes(value) else value
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
+        if isinstance(value, list):  # a word of forgotten text (a topic, a keyword) goes
+            return [self.value(v) for v in value if not (isinstance(v, str) and self.fragment(v))]
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
@@ -107,7 +113,11 @@ def scrub_topics(lay: Layout, forgotten: Forgotten) -> list[str]:
         for topic in data.get("topics") or []:
             evidence = [e for e in topic.get("evidence", []) if not forgotten.quotes(str(e))]
             if evidence or not topic.get("evidence"):
+                said = normalise(" ".join(map(str, evidence)))
+                words = [k for k in topic.get("keywords", []) if not forgotten.fragment(str(k))
+                         or f" {normalise(str(k))} " in f" {said} "]
                 topics.append({**topic, "evidence": evidence,
+                               **({"keywords": words} if "keywords" in topic else {}),
                                "paths": [p for p in topic.get("paths", []) if p not in forgotten.removed]})
         if topics != (data.get("topics") or []):
             atomic_write_text(path, yaml.safe_dump({**data, "topics": topics}, allow_unicode=True,
@@ -130,7 +140,7 @@ def scrub_pre_images(lay: Layout, forgotten: Forgotten, write: bool = True) -> l
                 if write:
                     pre.unlink()
                 info["forgotten"], touched = True, True
-        if touched:
+        if touched or forgotten.quotes(json.dumps(manifest.get("summary", {}), ensure_ascii=False)):
             manifest["summary"] = {"forgotten": "details removed by memflow forget"}
             if write:
                 atomic_write_json(manifest_path, manifest)
