@@ -144,7 +144,7 @@ def _plan_session(lay: Layout, plan: ForgetPlan, session: str) -> None:
     log = read_log(lay, session)
     if not log:
         raise LookupError(f"forget --session {session}: no session log {rel} "
-                          "(list them with: memflow read session/dialog)")
+                          f"(a session id is a file name under {lay.session}/dialog/, without .jsonl)")
     plan.log_lines[rel] = set(range(1, len(log) + 1))
     for daily in files(lay, lay.daily):
         meta = parse_note(daily, read_text(lay.root / daily)).metadata

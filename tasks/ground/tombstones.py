@@ -106,9 +106,13 @@ class Tombstones:
 
 
 def _read(lay: Layout) -> dict:
-    data = read_json(lay.state_dir / FILE, {}) or {}
+    path = lay.state_dir / FILE
+    try:
+        data = read_json(path, {}) or {}
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path} does not parse ({exc}): restore it from a backup") from exc
     if not isinstance(data, dict):
-        raise ValueError(f"{lay.state_dir / FILE} is not a JSON object: restore it from a backup")
+        raise ValueError(f"{path} is not a JSON object: restore it from a backup")
     return data
 
 
