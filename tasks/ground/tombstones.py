@@ -78,12 +78,16 @@ class Tombstones:
 
     def carries_phrase(self, text: str) -> bool:
         """Some forgotten `--match` phrase occurs in `text` (normalised)."""
-        if not self.phrases:
+        if not self.phrases or self.salt is None:
             return False
         norm = normalise(text)
+        keyed = hashlib.blake2b(b"phrase:", key=self.salt, digest_size=16)  # copied per window
         for n, wanted in self.phrases.items():
+            digests = {bytes.fromhex(h) for h in wanted}
             for i in range(len(norm) - n + 1):
-                if self.hash("phrase", norm[i:i + n]) in wanted:
+                window = keyed.copy()
+                window.update(norm[i:i + n].encode())
+                if window.digest() in digests:
                     return True
         return False
 
