@@ -269,8 +269,8 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         result = api.capture(messages, session_id, ws, memory_hint, skip_invalid=skip_invalid)
         return CaptureOutput(session_id=session_id, new_messages=result.new_messages,
                              notes=[n.path for n in result.notes if n.path], skipped=result.skipped,
-                             stopped=result.stopped,
-                             stopped_reason="forgotten by memflow forget (tombstones)" if result.stopped else "")
+                             stopped=result.stopped, stopped_reason=(
+                                 "forgotten by memflow forget (tombstones)" if result.stopped else ""))
 
     @server.tool()
     @_tool_errors

@@ -1,8 +1,10 @@
 """Forgetting: the one job that removes what was given, and only when asked.
 
 Entry points: `plan_forget` (pure over the files: what `memflow forget` would change, by session,
-by daily note or by a text match) and `apply_forget` (does it, records tombstones so later
-captures do not bring it back, and re-indexes).
+by daily note or by a text match: messages, lines, deletions, renames, state files) and
+`apply_forget` (does it, records salted-hash tombstones so later captures do not bring it back,
+and re-indexes with no old version left). `matching` finds a `--match` text and the names that
+carry it; `scrub` rewrites state.
 """
 
 from memflow.tasks.forget.forgetting import ForgetPlan, apply_forget, plan_forget

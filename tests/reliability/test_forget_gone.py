@@ -146,7 +146,8 @@ def test_forget_leaves_no_byte_of_the_text_anywhere(built, kind, tmp_path):
         assert [line.removeprefix("would ") for line in dry.splitlines()] == done.splitlines()
         if kind == "match":  # the user's note, the resource and its renamed file are listed
             assert "edit digest/personal/pantry.md: remove 1 line(s)" in dry
-            assert f"rename resource/{'-'.join(phrase.lower().split())}-order.txt -> resource/order.txt" in dry
+            slug = "-".join(phrase.lower().split())
+            assert f"rename resource/{slug}-order.txt -> resource/order.txt" in dry
         left = survivors(ws, phrase)
         assert left == [], f"{kind} {phrase}: {left}"
         for other_kind, other in phrases.items():  # the rest stays
