@@ -120,6 +120,8 @@ What cannot be derived from the Markdown files lives here; keep it with backups.
 - `capture/<session_id>.json`: the last session-log line each daily note was written from.
 - `resource_catalog.json`, `dream_catalog.json`: what capture and dream have already consumed.
 - `dream_runs/<run_id>/`: pre-images of digest nodes touched by a dream run, for rollback.
+- `tombstones.json`: salted hashes of what `memflow forget` removed (never the text), so a later
+  capture does not bring it back; `forget_salt`: their salt (without it they match nothing).
 
 Everything under `metadata/index/` is derived: delete it and run `memflow reindex`.
 """
