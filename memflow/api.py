@@ -402,7 +402,7 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     old version kept), and keep salted-hash tombstones so later captures do not bring it back
     (they report what they stopped). Returns what changes (`dry_run`: what would, nothing
     written)."""
-    from memflow.tasks.forget import apply_forget, plan_forget
+    from memflow.tasks.forget import apply_forget, finish_pending, plan_forget
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
 
@@ -412,7 +412,8 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait, record=not dry_run):
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
-            return []
+            done = not dry_run and finish_pending(settings)
+            return ["rebuilt the index a killed forget left behind"] if done else []
         if not dry_run:
             apply_forget(settings, plan)
         return plan.lines()

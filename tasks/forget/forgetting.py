@@ -285,23 +285,45 @@ def _rebuild_index(settings: Settings, lay: Layout, store: IndexStore, embedded_
     EmbeddingCache(embedding_cache_dir(settings)).forget(embedded_before - store.text_shas())
 
 
+PENDING = "forget_pending"  # a forget was killed before its index rebuild: the next forget does it
+
+
+def finish_pending(settings: Settings) -> bool:
+    """Rebuild the index as a killed forget would have (its files are done, so a rerun plans
+    nothing, but old index versions may still hold the text); True if there was one."""
+    lay = layout(settings)
+    marker = lay.state_dir / PENDING
+    if not marker.exists():
+        return False
+    store = IndexStore(lay.index_dir / "lance")
+    _rebuild_index(settings, lay, store, store.text_shas())
+    marker.unlink()
+    return True
+
+
 def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     """Carry out a plan; returns the files changed. The caller holds the workspace lock."""
     lay = layout(settings)
     store = IndexStore(lay.index_dir / "lance")
-    touched = sorted(set(plan.log_lines) | set(plan.edits) | plan.delete | set(plan.renames))
-    embedded_before = store.text_shas(touched)
-    changed = _forget_messages(lay, plan) + _write_edits(lay, plan)
+    # Every indexed text before (not only the plan's files: a killed forget's edits are not
+    # reindexed yet): what has left the index afterwards leaves the embedding cache.
+    embedded_before = store.text_shas()
+    atomic_write_text(lay.state_dir / PENDING, "forget runs; if no forget runs now, run forget again\n")
+    # Tombstones first: a forget killed after this is finished by running it again, and the
+    # messages it already blanked are still known (a rerun plans only what is left).
+    tombstones.add(lay, sorted(plan.message_keys), plan.said, [plan.phrase] if plan.phrase else [],
+                   sorted(plan.notes))
+    # State before sources: a forget killed after blanking the log is run again from a plan
+    # that no longer knows the texts, so what quotes them must be gone by then.
+    forgotten = plan.forgotten()
+    changed = scrub_topics(lay, forgotten) + scrub_state(lay, forgotten)
+    changed += _forget_messages(lay, plan) + _write_edits(lay, plan)
     for rel in sorted(plan.delete):
         (lay.root / rel).unlink(missing_ok=True)
     changed += sorted(plan.delete) + _move(lay, plan)
-    forgotten = plan.forgotten()
-    changed += scrub_topics(lay, forgotten)
     _refresh_days(lay, [*changed, *plan.renames])
-    changed += scrub_state(lay, forgotten)
-    tombstones.add(lay, sorted(plan.message_keys), plan.said, [plan.phrase] if plan.phrase else [],
-                   sorted(plan.notes))
     _rebuild_index(settings, lay, store, embedded_before)
+    (lay.state_dir / PENDING).unlink()
     kept = sorted({rel for rel in changed if (lay.root / rel).exists()})
     removed = len(plan.delete)  # the event names no removed file: that is the point
     append_event(lay, "forget", kept or ["(forgotten)"],

@@ -22,11 +22,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import ENV, FULL, copy_workspace
+from harness import ENV, FULL, copy_workspace, start, timed
 
 from memflow.tasks.ground.tokenize import tokenize
 
 FORGET_TRIALS = int(os.environ.get("MEMFLOW_FORGET_TRIALS", "10" if FULL else "1"))
+FORGET_KILLS = 20 if FULL else 2
 SYLLABLES = ["zan", "quo", "mar", "vel", "dri", "pex", "lun", "tor", "bix", "fen", "yor", "kam"]
 
 
@@ -180,3 +181,26 @@ def test_a_later_message_the_tombstone_stops_is_counted_with_its_reason(built, t
     out = ok(ws, "capture", "--session", "daily", str(resent), env=env)
     assert "(+0 message(s), 2 stopped by forget tombstones)" in out, out
     assert survivors(ws, phrase) == []
+
+
+@pytest.mark.parametrize("kind", ["match", "session"])
+def test_a_killed_forget_run_again_leaves_no_byte(built, kind, tmp_path):
+    """SIGKILL just before or after a random atomic write of the forget, then the same forget
+    again: nothing of the text is left (the index rebuild the killed run owed included)."""
+    base, phrases, env = built[0]
+    what = ["--match", phrases["match"]] if kind == "match" else ["--session", "vault"]
+    _, writes = timed(copy_workspace(base, tmp_path / "timed"), "forget", *what)
+    rng = random.Random(26)
+    left = []
+    for n, kill_at in enumerate(sorted(rng.sample(range(2 * writes), min(FORGET_KILLS, 2 * writes)))):
+        ws = copy_workspace(base, tmp_path / f"kill-{n}")
+        proc = start(ws, "forget", *what, kill_at=kill_at)
+        proc.communicate(timeout=600)
+        assert proc.returncode == -9, f"kill at {kill_at} of {writes} writes did not land"
+        ok(ws, "forget", *what, env=env)
+        left += survivors(ws, phrases[kind])
+        if kind == "session":  # its messages sent again are stopped (tombstones written first)
+            out = ok(ws, "capture", "--session", "vault", str(base.parent / "vault.json"), env=env)
+            assert "(+0 message(s), 3 stopped by forget tombstones)" in out, out
+    assert left == []
+    print(f"forget --{kind} killed at {min(FORGET_KILLS, 2 * writes)} of {2 * writes} points: 0 survivors")
