@@ -68,7 +68,7 @@ def test_forgetting_a_text_removes_every_mention_and_keeps_the_rest(settings, la
     lines = memflow.forget(settings, match="4471-zulu")
     assert any(line.startswith("edit resource/codes.txt") for line in lines)
     # the tombstone keeps a salted hash of the text, not the text
-    assert "4471-zulu" not in everything(lay.root).casefold() and "zulu" not in everything(lay.root).casefold()
+    assert "zulu" not in everything(lay.root).casefold()
     assert "4471" not in (lay.root / "resource/codes.txt").read_text()
     assert "wifi: guest" in (lay.root / "resource/codes.txt").read_text()
     assert "Berlin" in everything(lay.root)  # the rest of that conversation stays
@@ -130,7 +130,8 @@ def test_a_tombstone_holds_salted_hashes_and_stops_the_phrase_inside_any_later_m
     tombstones.add(lay, keys=["id:m1"], said=["I live in Berlin, near the park."], phrases=["4471-ZULU"],
                    notes=[("s", "2026-07-01")])
     stored = (lay.state_dir / "tombstones.json").read_text()
-    assert "id:m1" not in stored and "berlin" not in stored.casefold() and "4471-zulu" not in stored.casefold()
+    assert "id:m1" not in stored and "berlin" not in stored.casefold()
+    assert "4471-zulu" not in stored.casefold()
     salt = (lay.state_dir / "forget_salt").read_text().strip()
     assert len(bytes.fromhex(salt)) == 32
     tomb = tombstones.load(lay)
