@@ -66,6 +66,7 @@ class ForgetPlan:
     notes: set[tuple[str, str]] = field(default_factory=set)       # (session, date) tombstones
     said: list[str] = field(default_factory=list)                  # texts of forgotten messages
     state: list[str] = field(default_factory=list)                 # state files rewritten
+    days: list[str] = field(default_factory=list)                  # day indexes refreshed
 
     def empty(self) -> bool:
         return not (self.log_lines or self.delete or self.edits or self.renames)
@@ -85,6 +86,7 @@ class ForgetPlan:
             out.append(f"edit {path}: remove {dropped} line(s)" + (f", rewrite {changed}" if changed else ""))
         out += [f"rename {old} -> {new}" for old, new in sorted(self.renames.items())]
         out += [f"rewrite {p}" for p in self.state]
+        out += [f"refresh the day index of {day}" for day in self.days]
         out.append("rebuild the index of the changed files (no old LanceDB version or keyword "
                    "generation kept; their vectors leave the embedding cache)")
         return out
@@ -136,6 +138,8 @@ def plan_forget(settings: Settings, session: str | None = None, note: str | None
             for rel, edit in plan.edits.items() if rel not in plan.delete and None in edit.values()}
     plan_links(lay, plan.renames, maps, plan.edits, plan.delete)
     plan.state = scrub_state(lay, plan.forgotten(), write=False)
+    plan.days = sorted({d.isoformat() for rel in [*plan.edits, *plan.delete, *plan.renames]
+                        if rel.startswith(f"{lay.daily}/") and (d := date_of(rel))})
     return plan
 
 
