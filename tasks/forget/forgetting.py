@@ -274,7 +274,11 @@ def _move(lay: Layout, plan: ForgetPlan) -> list[str]:
     return sorted(plan.renames.values())
 
 
-def _refresh_days(lay: Layout, rels: list[str]) -> None:
+def _refresh_days(lay: Layout, rels: list[str] | None) -> None:
+    """The day indexes of the dates of `rels` (None: of every date, after a killed forget that
+    may have deleted a note before refreshing its day) list their notes as they are now."""
+    if rels is None:
+        rels = [p.relative_to(lay.root).as_posix() for p in (lay.root / lay.daily).glob("*")]
     for day in sorted({date_of(rel) for rel in rels if rel.startswith(f"{lay.daily}/")} - {None}):
         refresh_day_index(lay, day)
 
@@ -300,6 +304,7 @@ def finish_pending(settings: Settings) -> bool:
     if not marker.exists():
         return False
     store = IndexStore(lay.index_dir / "lance")
+    _refresh_days(lay, None)
     _rebuild_index(settings, lay, store, store.text_shas())
     marker.unlink()
     return True
@@ -312,6 +317,7 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     # Every indexed text before (not only the plan's files: a killed forget's edits are not
     # reindexed yet): what has left the index afterwards leaves the embedding cache.
     embedded_before = store.text_shas()
+    killed_before = (lay.state_dir / PENDING).exists()
     atomic_write_text(lay.state_dir / PENDING, "forget runs; if no forget runs now, run forget again\n")
     # Tombstones first: a forget killed after this is finished by running it again, and the
     # messages it already blanked are still known (a rerun plans only what is left).
@@ -325,7 +331,7 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     for rel in sorted(plan.delete):
         (lay.root / rel).unlink(missing_ok=True)
     changed += sorted(plan.delete) + _move(lay, plan)
-    _refresh_days(lay, [*changed, *plan.renames])
+    _refresh_days(lay, None if killed_before else [*changed, *plan.renames])
     _rebuild_index(settings, lay, store, embedded_before)
     (lay.state_dir / PENDING).unlink()
     kept = sorted({rel for rel in changed if (lay.root / rel).exists()})
