@@ -402,9 +402,11 @@ def check(workspace: WorkspaceArg = None, repair: bool = False):
 def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str | None = None,
            match: str | None = None, dry_run: bool = False) -> list[str]:
     """Remove a session, a daily note or every mention of a text from session logs, daily
-    notes, digest nodes, text resources and the index, and keep tombstones so later captures do
-    not bring it back. Returns what changes (`dry_run`: what would, nothing written)."""
-    from memflow.tasks.forget import apply_forget, plan_forget
+    notes, digest nodes (the user's too), text resources, file names, state and the index (no
+    old version kept), and keep salted-hash tombstones so later captures do not bring it back
+    (they report what they stopped). Returns what changes (`dry_run`: what would, nothing
+    written)."""
+    from memflow.tasks.forget import apply_forget, finish_pending, plan_forget
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
 
@@ -414,7 +416,8 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait, record=not dry_run):
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
-            return []
+            done = not dry_run and finish_pending(settings)
+            return ["rebuilt the index a killed forget left behind"] if done else []
         if not dry_run:
             apply_forget(settings, plan)
         return plan.lines()

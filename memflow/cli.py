@@ -89,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     what = s.add_mutually_exclusive_group(required=True)
     what.add_argument("--session")
     what.add_argument("--note", help="a daily note path")
-    what.add_argument("--match", help="text: every message and line containing it (any case)")
+    what.add_argument("--match", help="text: every message and line containing it (any case, width or "
+                      "punctuation), in notes you wrote too; file names carrying it are renamed")
     s.add_argument("--dry-run", action="store_true", help="list what would change, change nothing")
     s = sub.add_parser("backup", help="write the workspace to a .tar.zst with a manifest of sha256s")
     s.add_argument("out")

@@ -207,7 +207,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
         return 0
-    print(f"session log: {result.source_conversation} (+{result.new_messages} message(s))")
+    stopped = f", {result.stopped} stopped by forget tombstones" if result.stopped else ""
+    print(f"session log: {result.source_conversation} (+{result.new_messages} message(s){stopped})")
     for line in result.skipped:
         print(f"  skipped {line}", file=sys.stderr)
     for note in result.notes:

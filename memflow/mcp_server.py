@@ -114,6 +114,8 @@ class CaptureOutput(BaseModel):
     new_messages: int
     notes: list[str]
     skipped: list[str]
+    stopped: int = 0  # new messages a `forget` tombstone kept out
+    stopped_reason: str = ""
 
 
 class RunsOutput(BaseModel):
@@ -266,7 +268,9 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         is an error naming it and nothing is written, unless `skip_invalid`."""
         result = api.capture(messages, session_id, ws, memory_hint, skip_invalid=skip_invalid)
         return CaptureOutput(session_id=session_id, new_messages=result.new_messages,
-                             notes=[n.path for n in result.notes if n.path], skipped=result.skipped)
+                             notes=[n.path for n in result.notes if n.path], skipped=result.skipped,
+                             stopped=result.stopped, stopped_reason=(
+                                 "forgotten by memflow forget (tombstones)" if result.stopped else ""))
 
     @server.tool()
     @_tool_errors

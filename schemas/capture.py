@@ -68,6 +68,7 @@ class AutoMemoryResult(BaseModel):
     index: str | None = None
     notes: list[DayNoteResult] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)  # invalid messages left out (skip_invalid)
+    stopped: int = 0  # new messages not logged because `memflow forget` forgot them (tombstones)
 
 
 class ResourceResult(BaseModel):

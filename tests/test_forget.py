@@ -7,6 +7,7 @@ import hashlib
 import json
 from datetime import date
 
+import pytest
 from helpers import run_cli
 
 import memflow
@@ -25,7 +26,8 @@ def tree(root) -> dict[str, str]:
 
 
 def everything(root, but=()) -> str:
-    """Every byte of the workspace, index included, as text."""
+    """Every byte of the workspace, index included, as text. (Search it for `4471-ZULU`, not
+    `4471`: LanceDB names its data files by random hex, and a manifest holds those names.)"""
     return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*")
                      if p.is_file() and p.name not in but)
 
@@ -47,12 +49,13 @@ def test_forgetting_a_session_leaves_no_trace(settings, lay):
     assert tree(lay.root) == before  # a dry run changes nothing
     res = run_cli("-w", str(lay.root), "forget", "--session", "secret")
     assert res.returncode == 0, res.stderr
-    assert "4471" not in everything(lay.root) and "Berlin" not in everything(lay.root)
+    assert "4471-zulu" not in everything(lay.root).casefold() and "Berlin" not in everything(lay.root)
     assert not memflow.search("4471-ZULU", settings).results
     assert not memflow.search("Berlin park", settings).results
     assert memflow.search("boiler serviced", settings).results  # the rest stays
     memflow.capture(secret, "secret", settings)  # the older messages arrive again
-    assert "4471" not in everything(lay.root) and not memflow.search("4471-ZULU", settings).results
+    assert "4471-zulu" not in everything(lay.root).casefold()
+    assert not memflow.search("4471-ZULU", settings).results
     later = say("2026-07-03", "secret", "The garage door code changed.")
     later[0]["id"] = "secret-new"
     assert memflow.capture(later, "secret", settings).new_messages == 1  # new messages are welcome
@@ -64,8 +67,8 @@ def test_forgetting_a_text_removes_every_mention_and_keeps_the_rest(settings, la
     (lay.root / "resource/codes.txt").write_text("wifi: guest\nsafe: 4471-ZULU\n")
     lines = memflow.forget(settings, match="4471-zulu")
     assert any(line.startswith("edit resource/codes.txt") for line in lines)
-    # the tombstone keeps the text itself: it is how a later capture knows to refuse it
-    assert "4471" not in everything(lay.root, but=("tombstones.json",))
+    # the tombstone keeps a salted hash of the text, not the text
+    assert "zulu" not in everything(lay.root).casefold()
     assert "4471" not in (lay.root / "resource/codes.txt").read_text()
     assert "wifi: guest" in (lay.root / "resource/codes.txt").read_text()
     assert "Berlin" in everything(lay.root)  # the rest of that conversation stays
@@ -118,4 +121,63 @@ def test_forgetting_purges_the_forgotten_texts_vectors_from_the_embedding_cache(
     memflow.forget(settings, session="secret")
     assert cache.get(model, DIMS, sorted(secret)) == {}
     assert set(cache.get(model, DIMS, sorted(other))) == other  # the rest is kept
-    assert "4471" not in everything(lay.root)
+    assert "4471-zulu" not in everything(lay.root).casefold()
+
+
+def test_a_tombstone_holds_salted_hashes_and_stops_the_phrase_inside_any_later_message(settings, lay):
+    from memflow.tasks.ground import tombstones
+
+    tombstones.add(lay, keys=["id:m1"], said=["I live in Berlin, near the park."], phrases=["4471-ZULU"],
+                   notes=[("s", "2026-07-01")])
+    stored = (lay.state_dir / "tombstones.json").read_text()
+    assert "id:m1" not in stored and "berlin" not in stored.casefold()
+    assert "4471-zulu" not in stored.casefold()
+    salt = (lay.state_dir / "forget_salt").read_text().strip()
+    assert len(bytes.fromhex(salt)) == 32
+    tomb = tombstones.load(lay)
+    assert tomb.stops("id:m1", "anything")  # the same message again
+    assert tomb.stops("id:other", "i live in BERLIN -- near the park!")  # its words, normalised
+    assert tomb.stops("id:x", "the code was 4471 zulu, or 4471_Zulu")  # the phrase inside a message
+    assert tomb.stops("id:x", "ＳＡＦＥ: 4471-zulu7")  # width, case and a longer word
+    assert not tomb.stops("id:x", "the code was 4471 and zulu")  # not that phrase
+    assert not tomb.stops("id:x", "ok")
+    assert tomb.stops_note("s", "2026-07-01") and not tomb.stops_note("s", "2026-07-02")
+    (lay.state_dir / "forget_salt").unlink()  # without its salt a tombstone matches nothing...
+    with pytest.raises(ValueError, match="forget_salt"):
+        (lay.state_dir / "forget_salt").write_text("not hex")
+        tombstones.load(lay).stops("id:m1", "")  # ...and a damaged salt is one clear error
+
+
+def test_an_old_tombstone_file_with_plain_texts_is_converted_to_hashes(settings, lay):
+    from memflow.tasks.ground import tombstones
+
+    (lay.state_dir / "tombstones.json").write_text(json.dumps(
+        {"messages": ["id:m1"], "texts": ["4471-zulu"], "notes": ["s|2026-07-01"]}))
+    tomb = tombstones.load(lay)
+    assert "4471-zulu" not in (lay.state_dir / "tombstones.json").read_text()
+    assert tomb.stops("id:m1", "") and tomb.stops("id:y", "safe 4471-ZULU")
+    assert tomb.stops_note("s", "2026-07-01")
+
+
+def test_forget_match_reaches_a_users_note_and_renames_what_carries_the_text(settings, lay):
+    auto_memory(settings, say("2026-07-01", "a", "My Quokka Marmalade needs jars from Perth.",
+                              "I live in Lisbon near the river."), "a")
+    note = next((lay.root / "daily/2026-07-01").glob("*.md"))
+    assert "quokka-marmalade" in note.name
+    (lay.root / "digest/personal/jam.md").write_text(
+        "# Jam\n\nMy quokka marmalade is in the cellar.\nBread too.\n")
+    item = note.read_text().split("\n").index(next(x for x in note.read_text().split("\n")
+                                                  if x.startswith("- I live in Lisbon"))) + 1
+    link = f"[[{note.relative_to(lay.root).as_posix()}#L{item}]]"
+    (lay.root / "digest/wiki/pantry.md").write_text(f"# Pantry\n\nsee {link}\n")
+    lines = memflow.forget(settings, match="QUOKKA marmalade", dry_run=True)
+    assert "edit digest/personal/jam.md: remove 1 line(s)" in lines
+    assert any(line.startswith(f"rename daily/2026-07-01/{note.name} -> daily/2026-07-01/") for line in lines)
+    memflow.forget(settings, match="QUOKKA marmalade")
+    assert "quokka" not in everything(lay.root).casefold()
+    assert (lay.root / "digest/personal/jam.md").read_text() == "# Jam\n\nBread too.\n"
+    renamed = next((lay.root / "daily/2026-07-01").glob("*.md"))
+    text = renamed.read_text()
+    assert "Lisbon" in text and "quokka" not in renamed.name
+    cited = 1 + next(n for n, x in enumerate(text.split("\n")) if x.startswith("- I live in Lisbon"))
+    assert f"[[daily/2026-07-01/{renamed.name}#L{cited}]]" in (lay.root / "digest/wiki/pantry.md").read_text()

@@ -65,6 +65,11 @@ def test_stdio_tools_search_read_write_context_capture_status(settings, lay):
             assert bad.is_error and "role" in text(bad)
             status = await client.call_tool("status", {})
             assert status.structured_content["status"]["dream"]["backlog"] == 1
+            api.forget(ws, match="bees on the roof")  # a later message that says it is stopped, and says so
+            again = await client.call_tool("capture", {"session_id": "chat-2", "messages": [
+                {**TALK[0], "content": "Bees on the roof again!"}]})
+            assert (again.structured_content["new_messages"], again.structured_content["stopped"]) == (0, 1)
+            assert "forget" in again.structured_content["stopped_reason"]
             refused = await client.call_tool("write", {"path": "metadata/state/lock.json", "content": "{}"})
             assert refused.is_error and "refused: metadata/state/lock.json is under metadata/" in text(refused)
             with workspace_lock(lay.state_dir, "dream"):

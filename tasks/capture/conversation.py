@@ -22,7 +22,7 @@ from memflow.schemas.capture import (
 )
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import note_where, refresh_day_index
-from memflow.tasks.capture.extractive import separate_speakers, write_extractive
+from memflow.tasks.capture.extractive import salient_terms, separate_speakers, write_extractive
 from memflow.tasks.capture.sessionlog import (
     append_messages,
     date_lines,
@@ -34,6 +34,7 @@ from memflow.tasks.capture.validate import check_messages
 from memflow.tasks.ground import tombstones
 from memflow.tasks.ground.anchors import repoint_inbound
 from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.markdown import line_text
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.workspace import (
     Layout,
@@ -60,6 +61,11 @@ SECTIONS = (("facts", "Facts"), ("decisions", "Decisions"), ("open_items", "Open
 
 # A writer turns (log, lines of one date, hint, existing note text or "") into a StructuredNote.
 Writer = Callable[[list[dict], list[int], str, str, str], StructuredNote]
+
+
+def stopped_line(stopped: int) -> str:
+    """How a capture reports the messages tombstones kept out (CLI, API, MCP, inbox)."""
+    return f"{stopped} stopped by forget tombstones"
 
 
 def offline_writer(log_: list[dict], lines: list[int], hint: str, existing: str, source: str) -> StructuredNote:
@@ -154,6 +160,28 @@ def write_day_note(lay: Layout, session_id: str, day: date, note: StructuredNote
     return current, False, changed
 
 
+def retitle(text: str) -> tuple[str, str]:
+    """(old name, text) of a captured daily note named again from the items it still holds, by
+    the offline writer's rule (salient terms; the first items as description): after a forget
+    took some of its lines, its title and description no longer summarise what was forgotten."""
+    note = parse_note("note", text)
+    match = _AUTO_RE.search(note.body)
+    if match is None:
+        return note.name, text
+    block = match.group(0).split("\n")
+    items = [line_text(line) for line in block if line.startswith("- ")]
+    terms = salient_terms(items)
+    name = ", ".join(terms) if terms else (items[0][:60] if items else "forgotten")
+    description = "; ".join(item[:100] for item in items[:3])[:300]
+    heading = next((n for n, line in enumerate(block) if line.startswith("# ")), None)
+    if heading is None:
+        block.insert(1, f"# {name}")
+    else:
+        block[heading] = f"# {name}"
+    body = note.body[:match.start()] + "\n".join(block) + note.body[match.end():]
+    return note.name, render_note({**note.metadata, "name": name, "description": description}, body)
+
+
 def _state_path(lay: Layout, session_id: str):
     return lay.state_dir / "capture" / f"{session_id}.json"
 
@@ -175,16 +203,11 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     messages, skipped = check_messages(messages, skip_invalid)
     write = writer or offline_writer
     tomb = tombstones.load(lay)
-    keys = set(tomb["messages"])
-
-    def forgotten(message: dict) -> bool:
-        return message_key(message) in keys or tombstones.forgotten_text(message_text(message),
-                                                                          tomb["texts"])
-
-    full_log, new_lines = append_messages(lay, session_id, messages, forgotten)
+    full_log, new_lines, stopped = append_messages(
+        lay, session_id, messages, lambda m: tomb.stops(message_key(m), message_text(m)))
     source = log_path(lay, session_id)
     result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
-                              new_messages=len(new_lines), skipped=skipped)
+                              new_messages=len(new_lines), skipped=skipped, stopped=stopped)
     by_day = date_lines(full_log, settings.timezone, day, today(settings))
     done = read_json(_state_path(lay, session_id), {})
     # A date is (re)written when it has lines past its watermark: new messages, or a writer
@@ -193,7 +216,7 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     changed_paths: list[str] = []
     for note_day in sorted(touched):
         lines = by_day[note_day]
-        if f"{session_id}|{note_day.isoformat()}" in tomb["notes"]:
+        if tomb.stops_note(session_id, note_day.isoformat()):
             _advance(lay, session_id, done, note_day, lines)  # a forgotten note stays forgotten
             continue
         existing = find_note(lay, session_id, note_day)
@@ -224,5 +247,7 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
                         for n in result.notes if n.created or n.modified)
     if skipped:
         summary = f"{summary or 'no change'}; skipped {len(skipped)} invalid message(s): {skipped[0]}"
+    if stopped:
+        summary = f"{summary or 'no change'}; {stopped_line(stopped)}"
     append_event(lay, "auto_memory", changed_paths, summary or "no change")
     return result

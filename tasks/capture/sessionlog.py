@@ -75,22 +75,26 @@ def read_log(lay: Layout, session_id: str) -> list[dict]:
 
 
 def append_messages(lay: Layout, session_id: str, messages: list[dict],
-                    forgotten: Callable[[dict], bool] | None = None) -> tuple[list[dict], list[int]]:
-    """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones).
-    A message `forgotten` says was forgotten (`memflow forget`) is not logged again."""
+                    forgotten: Callable[[dict], bool] | None = None) -> tuple[list[dict], list[int], int]:
+    """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones, how
+    many new ones `forgotten` stopped: forgotten by `memflow forget`, so not logged again)."""
     log = read_log(lay, session_id)
     seen = {message_key(m) for m in log}
     path = lay.root / log_path(lay, session_id)
-    new_lines = []
+    new_lines, stopped = [], 0
     for message in messages:
         cleaned = clean_message(message)
-        if cleaned is None or message_key(cleaned) in seen or (forgotten and forgotten(cleaned)):
+        if cleaned is None or message_key(cleaned) in seen:
+            continue
+        if forgotten and forgotten(cleaned):
+            seen.add(message_key(cleaned))  # counted once however often it is repeated
+            stopped += 1
             continue
         seen.add(message_key(cleaned))
         append_line(path, json.dumps(cleaned, ensure_ascii=False, default=str))
         log.append(cleaned)
         new_lines.append(len(log))
-    return log, new_lines
+    return log, new_lines, stopped
 
 
 def date_lines(log: list[dict], tz: str, explicit: date | None, today: date,

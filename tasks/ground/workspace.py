@@ -126,6 +126,8 @@ What cannot be derived from the Markdown files lives here; keep it with backups.
   (a resource `refused` on its content until it changes, or `failed` on the model or network
   with its attempts: retried after a backoff).
 - `dream_runs/<run_id>/`: pre-images of digest nodes touched by a dream run, for rollback.
+- `tombstones.json`: salted hashes of what `memflow forget` removed (never the text), so a later
+  capture does not bring it back; `forget_salt`: their salt (without it they match nothing).
 
 Everything under `metadata/index/` is derived: delete it and run `memflow reindex`.
 """

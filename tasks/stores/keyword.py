@@ -209,6 +209,15 @@ def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray, meta:
     return gen
 
 
+def drop_old_generations(folder: Path) -> None:
+    """Remove every generation but the current one (after a forget no generation may keep a
+    forgotten text, even for a reader that has not moved on yet)."""
+    gen = current_dir(folder)
+    for old in folder.glob("gen-*"):
+        if gen is not None and old != gen and old.is_dir():
+            shutil.rmtree(old)
+
+
 def layer_counts(folder: Path) -> dict[str, int]:
     """Chunks per layer in the current snapshot (reads one column; no BM25 load)."""
     gen = current_dir(folder)

@@ -1,0 +1,200 @@
+"""`forget --match X`: where X is stated, and the file names that carry it.
+
+A text carries X when `normalise(X)` occurs in its normalised form (`ground.tombstones.normalise`:
+case, width and punctuation do not matter, so `Quokka Marmalade`, `quokka-marmalade.md` and
+`QUOKKA_MARMALADE` all carry `quokka marmalade`; a part of a word matches too). Planned here
+(pure over the files): the session-log messages and the lines of daily notes, digest nodes (the
+ones a person wrote included) and text resources that carry X; then the renames (a file or folder
+name that carries X loses it, and a captured daily note that lost lines is named again from what
+is left, its file too when its name came from its old title) and the link rewrites they need.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from pathlib import Path
+
+from memflow.tasks.capture import message_text, read_log, retitle
+from memflow.tasks.capture import anchor as render_anchor
+from memflow.tasks.ground.markdown import parse_anchor
+from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.tombstones import normalise
+from memflow.tasks.ground.workspace import BUCKETS, Layout, slugify
+from memflow.tasks.stores.files import read_text
+
+TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html")
+
+
+def files(lay: Layout, folder: str, suffixes: tuple[str, ...] | None = (".md",)) -> list[str]:
+    """Regular files under `folder` (workspace-relative), with one of `suffixes` (None: any)."""
+    base = lay.root / folder
+    if not base.is_dir():
+        return []
+    return sorted(p.relative_to(lay.root).as_posix() for p in base.rglob("*")
+                  if p.is_file() and not p.is_symlink()
+                  and (suffixes is None or p.suffix.lower() in suffixes))
+
+
+def phrase_of(match: str) -> str:
+    phrase = normalise(match)
+    if not phrase:
+        raise ValueError(f"forget --match {match!r}: the text has no letter or digit to match; "
+                         "give the words to forget")
+    return phrase
+
+
+def carries(text: str, phrase: str) -> bool:
+    return bool(phrase) and phrase in normalise(text)
+
+
+_LINK = re.compile(r"\[\[([^\]|#]+)(#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+
+
+def _unlinked(lay: Layout, line: str) -> str:
+    """A line without the targets of its links to existing files (a target that carries the
+    phrase is renamed, and the link rewritten: that alone does not make the line go)."""
+    return _LINK.sub(lambda m: m.group(3) or "" if (lay.root / m.group(1)).is_file() else m.group(0), line)
+
+
+def plan_lines(lay: Layout, phrase: str) -> tuple[dict[str, set[int]], dict[str, dict[int, None]]]:
+    """(session log -> lines of messages that carry the phrase, file -> lines that carry it)."""
+    logs: dict[str, set[int]] = {}
+    for rel in files(lay, f"{lay.session}/dialog", (".jsonl",)):
+        log = read_log(lay, rel.rsplit("/", 1)[-1].removesuffix(".jsonl"))
+        hit = {n for n, m in enumerate(log, 1) if carries(message_text(m), phrase)}
+        if hit:
+            logs[rel] = hit
+    edits: dict[str, dict[int, None]] = {}
+    for rel in files(lay, lay.daily) + files(lay, lay.digest) + files(lay, lay.resource, TEXT_SUFFIXES):
+        for number, line in enumerate(read_text(lay.root / rel).split("\n"), 1):
+            if carries(line, phrase) and carries(_unlinked(lay, line), phrase):
+                edits.setdefault(rel, {})[number] = None
+    return logs, edits
+
+
+def edited_text(text: str, edit: dict[int, str | None]) -> str:
+    """`text` with its 1-based lines replaced (a str) or removed (None)."""
+    lines = text.split("\n")
+    return "\n".join(line for line in (edit.get(n, line) for n, line in enumerate(lines, 1))
+                     if line is not None)
+
+
+def is_captured(lay: Layout, rel: str, text: str) -> bool:
+    """A daily note capture wrote (it names its session): capture may rename and retitle it."""
+    return rel.startswith(f"{lay.daily}/") and bool(parse_note(rel, text).metadata.get("session_id"))
+
+
+def _cut(name: str, phrase: str) -> str:
+    """A file or folder name without the phrase: `my-quokka-marmalade-jar.md` -> `my-jar.md`.
+    Dates and digest buckets keep their names (the layout depends on them)."""
+    stem, dot, suffix = name.rpartition(".") if name.rfind(".") > 0 else (name, "", "")
+    if stem in BUCKETS or re.fullmatch(r"\d{4}-\d{2}-\d{2}", stem) or phrase not in normalise(stem):
+        return name
+    rest = normalise(stem).replace(phrase, " ").strip()
+    return f"{slugify(rest) if rest else 'forgotten'}{dot}{suffix}"
+
+
+def _retitled_name(lay: Layout, rel: str, text: str, phrase: str) -> str | None:
+    """The new file name of a captured note that lost lines: when its name was its old title
+    (`slugify(title)`, maybe with `-N`) or carries the phrase."""
+    old_name, new_text = retitle(text)
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    own = re.sub(r"-\d+$", "", stem) == slugify(old_name) or (phrase and phrase in normalise(stem))
+    new_name = parse_note(rel, new_text).name
+    return f"{slugify(new_name)}.md" if own and slugify(new_name) != stem else None
+
+
+def plan_renames(lay: Layout, phrase: str, edits: dict[str, dict[int, str | None]],
+                 delete: set[str]) -> dict[str, str]:
+    """Old path -> new path of every file whose path (below its layer folder) carries the
+    phrase, and of every captured daily note that lost lines and was named by its old title."""
+    renames: dict[str, str] = {}
+    for layer in (lay.daily, lay.digest, lay.resource):
+        for rel in files(lay, layer, None):
+            if rel in delete:
+                continue
+            top, *parts = rel.split("/")
+            new_parts = [_cut(part, phrase) if phrase else part for part in parts]
+            edit = edits.get(rel)
+            if rel.endswith(".md") and edit and any(v is None for v in edit.values()):
+                text = read_text(lay.root / rel)
+                if is_captured(lay, rel, text):
+                    new_parts[-1] = _retitled_name(lay, rel, edited_text(text, edit), phrase) or new_parts[-1]
+            if new_parts != parts:
+                renames[rel] = "/".join([top, *new_parts])
+    return _unique(lay, renames)
+
+
+def _unique(lay: Layout, renames: dict[str, str]) -> dict[str, str]:
+    """Targets that collide with a file that stays, or with each other, get `-2`, `-3`..."""
+    staying = {rel for layer in (lay.daily, lay.digest, lay.resource)
+               for rel in files(lay, layer, None)} - set(renames)
+    taken, out = set(staying), {}
+    for old, new in sorted(renames.items()):
+        stem, dot, suffix = new.rpartition(".") if "." in new.rsplit("/", 1)[-1] else (new, "", "")
+        candidate, n = new, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{stem}-{n}{dot}{suffix}"
+        taken.add(candidate)
+        out[old] = candidate
+    return out
+
+
+def line_map(before: str, after: str) -> dict[int, int]:
+    """1-based line of `before` -> its line in `after` (kept or rewritten in place), for the
+    anchors of links into a file whose lines a forget removed."""
+    old, new = before.split("\n"), after.split("\n")
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            mapping.update({i + 1: j1 + (i - i1) + 1 for i in range(i1, i2)})
+    return mapping
+
+
+def _relinked(line: str, renames: dict[str, str], maps: dict[str, dict[int, int]]) -> str:
+    def fix(m: re.Match) -> str:
+        target, anchor, label = m.group(1).strip(), m.group(2) or "", m.group(3)
+        if target not in renames and target not in maps:
+            return m.group(0)
+        cited = [n for a, b in parse_anchor(anchor[1:]) for n in range(a, b + 1)] if anchor else []
+        moved = [maps[target][n] for n in cited if n in maps.get(target, {})]
+        if moved:
+            anchor = f"#{render_anchor(moved)}"
+        return f"[[{renames.get(target, target)}{anchor}{'|' + label if label is not None else ''}]]"
+
+    return _LINK.sub(fix, line)
+
+
+def plan_links(lay: Layout, renames: dict[str, str], maps: dict[str, dict[int, int]],
+               edits: dict[str, dict[int, str | None]], delete: set[str]) -> None:
+    """Every link to a renamed file points at its new path, and every `#L..` anchor into a file
+    that lost lines at the lines' new numbers (added to `edits`)."""
+    moved = {**renames, **{rel: rel for rel in maps}}
+    if not moved:
+        return
+    for rel in files(lay, lay.daily) + files(lay, lay.digest) + files(lay, lay.resource):
+        if rel in delete:
+            continue
+        text = read_text(lay.root / rel)
+        if not any(f"[[{old}" in text for old in moved):
+            continue
+        edit = edits.get(rel, {})
+        for number, line in enumerate(text.split("\n"), 1):
+            current = edit.get(number, line)
+            if current is not None and "[[" in current:
+                new = _relinked(current, renames, maps)
+                if new != line:
+                    edit[number] = new
+        if edit:
+            edits[rel] = edit
+
+
+def remove_empty_dirs(root: Path, rels: list[str]) -> None:
+    """Folders a rename left empty go (a folder's name may carry the forgotten text)."""
+    for rel in sorted(rels, key=lambda r: -r.count("/")):
+        folder = (root / rel).parent
+        while folder != root and folder.parent != root and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
