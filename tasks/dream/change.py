@@ -6,7 +6,8 @@ each other, and the new one *replaces* the old one only when
 
 - **one slot differs** (`slot`): the two share a frame and differ in exactly one place, where
   each holds a value of the same kind (a number with the same unit, a name, an identifier, a
-  word), and that place is not a qualifier (a prepositional phrase after an object: "tea *at
+  Chinese word; a plain English word is not a value: "that's *awesome*" and "that's *gorgeous*"
+  are two remarks), and that place is not a qualifier (a prepositional phrase after an object: "tea *at
   breakfast*" and "tea *at the gym*" are two occasions, not a change);
 - **the old frame is restated with a modifier** (`restated`): every word of the old statement is
   in the new one, one slot holds a new value of the same kind, and at most one word is added
@@ -274,6 +275,8 @@ def slot_change(new: str, old: str) -> str | None:
     _, i1, i2, j1, j2 = replaced[0]
     region_old, region_new = a[i1:i2], b[j1:j2]
     kind = _part_kind(region_old)
+    if kind == "word" and not all(t.kind == "han" for t in region_old):
+        return None  # a plain English word is no value ("that's *awesome*" / "*gorgeous*")
     values_new = _values(region_new, kind) if kind else []
     if not values_new or len(region_old) > 4 or len(values_new) > 4:
         return None
