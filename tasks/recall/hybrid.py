@@ -56,12 +56,14 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
         index = keyword.load(folder)
     except keyword.SnapshotOutdated as exc:
         raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
+    if index is None:
+        raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
     vectors = index.meta.get("vectors")
     if vectors and vectors["rows"] < index.size:
         log.warning("%d of %d chunks have no vector of %s: they are found by keywords only until "
                     "`memflow index` embeds them", index.size - vectors["rows"], index.size,
                     vectors["model"])
-    _KEYWORD_CACHE[folder] = (gen.name, index)
+    _KEYWORD_CACHE[folder] = (index.generation, index)
     return index
 
 

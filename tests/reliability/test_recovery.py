@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,3 +97,102 @@ def test_rollback_and_recovery_of_killed_dreams_restore_the_catalog_exactly(drea
     print(f"\nreliability: 0 catalog differences after rollback of {rolled_back} killed dreams "
           f"(and after recovery by the next dream of {DREAM_KILLS - rolled_back}; {killed} of "
           f"{DREAM_KILLS} killed before the end; uninterrupted: {span[0]:.1f} s, {span[1]} atomic writes)")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("generations")
+    (root / "talk.json").write_text(json.dumps(conversation()))
+    ws = root / "ws"
+    api.init(ws)
+    assert memflow(ws, "capture", "--session", "talk", str(root / "talk.json")).returncode == 0
+    assert memflow(ws, "index").returncode == 0
+    return ws
+
+
+def _searches_in_fresh_processes(ws: Path, stop, failures: list[str], answered: list[int]) -> None:
+    while not stop.is_set():
+        res = subprocess.run([sys.executable, "-m", "memflow.cli", "-w", str(ws), "search", "pottery class",
+                              "--json"], capture_output=True, text=True, timeout=120, env=ENV)
+        answered[0] += 1
+        if res.returncode != 0 or not json.loads(res.stdout or "{}").get("results"):
+            failures.append(f"cli: exit {res.returncode}: {res.stderr.strip()[-300:]}")
+
+
+def test_searches_never_lose_their_generation_while_index_publishes(indexed, tmp_path):
+    """`index` runs (each after a small change, so each publishes a new snapshot generation)
+    while searches run in a loop from fresh processes and from uncached readers in this one:
+    0 failed searches; old generations are removed once superseded for the grace period."""
+    import threading
+
+    from memflow.tasks.recall import hybrid
+
+    ws = copy_workspace(indexed, tmp_path / "ws")
+    note = sorted((ws / "daily").rglob("*.md"))[-1]
+    folder = next((ws / "metadata/index/keyword").iterdir())
+    failures: list[str] = []
+    answered, cli_answered = 0, [0]
+    stop = threading.Event()
+    cli = threading.Thread(target=_searches_in_fresh_processes, args=(ws, stop, failures, cli_answered))
+    cli.start()
+    try:
+        for run in range(INDEX_RUNS):
+            note.write_text(note.read_text() + f"\n- I tried pottery glaze number {run} today.\n")
+            proc = start(ws, "index")
+            while proc.poll() is None:
+                hybrid._KEYWORD_CACHE.clear()  # an uncached reader: every search opens the snapshot
+                try:
+                    if not api.search("pottery class", ws, limit=3).results:
+                        failures.append("no results")
+                    answered += 1
+                except Exception as exc:  # noqa: BLE001 - counted: the suite's figure
+                    failures.append(f"{type(exc).__name__}: {exc}")
+            assert proc.returncode == 0, proc.stderr.read().decode()
+    finally:
+        stop.set()
+        cli.join(timeout=180)
+    generations = sorted(p.name for p in folder.glob("gen-*"))
+    assert failures == [], failures[:5]
+    assert answered > 0 and cli_answered[0] > 0
+    from memflow.tasks.stores import keyword
+
+    kept = keyword.expired_generations(folder, int(generations[-1][4:]), time.time() + keyword.GRACE_SECONDS + 1)
+    assert len(generations) - len(kept) == 2  # after the grace period: the current and the previous
+    print(f"\nreliability: {answered + cli_answered[0]} searches ({cli_answered[0]} from fresh "
+          f"processes, {answered} uncached in-process) during {INDEX_RUNS} index runs that each "
+          f"published a generation: {len(failures)} failed")
+
+
+def test_a_reader_that_loses_its_generation_opens_the_new_one(indexed, tmp_path):
+    """The two ways a generation could vanish under a reader: a build keeps the previous one
+    (and older ones for the grace period), and a reader whose generation is removed between
+    reading CURRENT and opening its files opens the new current generation."""
+    from memflow.tasks.stores import keyword
+
+    ws = copy_workspace(indexed, tmp_path / "ws")
+    folder = next((ws / "metadata/index/keyword").iterdir())
+    first = keyword.current_dir(folder)
+    index = keyword.load(folder)
+    args = (index.docs, pa_terms(index), index.meta, index.links, index.files)
+    second = keyword.build(folder, *args)
+    third = keyword.build(folder, *args)
+    assert first.is_dir() and second.is_dir()  # previous, and older within the grace period
+    opened = []
+
+    def read_while_published(gen: Path):
+        opened.append(gen.name)
+        if len(opened) == 1:  # CURRENT was read; now a build publishes and the generation goes
+            keyword.build(folder, *args)
+            shutil.rmtree(gen)
+        return keyword._load_generation(gen)
+
+    index = keyword.with_current(folder, read_while_published)
+    assert opened == [third.name, f"gen-{int(third.name[4:]) + 1}"] and index.generation == opened[1]
+    later = time.time() + keyword.GRACE_SECONDS + 1  # once the grace period is over
+    assert keyword.expired_generations(folder, int(opened[1][4:]), later) == [first]  # gen-2 is previous now
+
+
+def pa_terms(index):
+    import pyarrow as pa
+
+    return pa.array([[]] * index.size, pa.list_(pa.string()))
