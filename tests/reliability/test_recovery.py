@@ -196,3 +196,112 @@ def pa_terms(index):
     import pyarrow as pa
 
     return pa.array([[]] * index.size, pa.list_(pa.string()))
+
+
+RESTORE_KILLS = 20 if FULL else 3
+
+
+def staging_left(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if ".restore" in p.name)
+
+
+@pytest.fixture(scope="module")
+def archive(indexed, tmp_path_factory) -> Path:
+    """A backup with enough bytes (40 MB that do not compress) for a kill to land mid-restore."""
+    root = tmp_path_factory.mktemp("backup")
+    ws = copy_workspace(indexed, root / "ws")
+    rng = random.Random("restore")
+    for n in range(8):
+        (ws / "resource" / f"blob-{n}.bin").write_bytes(rng.randbytes(5_000_000))
+    out = root / "ws.tar.zst"
+    assert memflow(ws, "backup", str(out)).returncode == 0
+    return out
+
+
+def test_a_killed_restore_leaves_no_staging_after_the_next_restore(archive, indexed, tmp_path):
+    """kill -9 `memflow restore` at random points, then restore again into the same parent:
+    no staging folder is left (the killed one's is removed), the restore is complete."""
+    parent = tmp_path / "restores"
+    parent.mkdir()
+    span = timed(indexed, "restore", str(archive), str(parent / "oracle"))
+    expected = tree(parent / "oracle", ".")
+    shutil.rmtree(parent / "oracle")
+    rng = random.Random("restore-kills")
+    killed = 0
+    for attempt in range(RESTORE_KILLS):
+        target = parent / f"target-{attempt}"
+        killed += kill_at_random(indexed, ("restore", str(archive), str(target)), span, rng)
+        if target.exists():  # the kill came after the rename: restore elsewhere in the same parent
+            shutil.rmtree(target)
+        res = memflow(indexed, "restore", str(archive), str(target))
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+        assert staging_left(parent) == [], f"kill {attempt}: staging left"
+        assert tree(target, ".") == expected
+        shutil.rmtree(target)
+    assert killed or RESTORE_KILLS < 3
+    print(f"\nreliability: {RESTORE_KILLS} restores killed at random points ({killed} before the end; "
+          f"uninterrupted {span[0]:.1f} s), each followed by a restore: 0 staging folders left")
+
+
+def test_check_repair_removes_only_dead_restores_staging(indexed, tmp_path):
+    import os
+    import socket
+
+    ws = copy_workspace(indexed, tmp_path / "ws")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    dead = tmp_path / f".other.restore@{host}@{int(gone.stdout)}@00ff00ff"
+    live = tmp_path / f".mine.restore@{host}@{os.getpid()}@00ff00ff"
+    for folder in (dead, live):
+        (folder / "daily").mkdir(parents=True)
+        (folder / "daily" / "note.md").write_text("half a restore\n")
+    res = memflow(ws, "check")
+    assert dead.name in res.stdout and live.name not in res.stdout, res.stdout
+    res = memflow(ws, "check", "--repair")
+    assert "Traceback" not in res.stderr, res.stderr
+    assert not dead.exists() and live.exists()
+
+
+def _crafted(path: Path, members: list[tuple[str, bytes]], manifest_files: dict, first: bool = True) -> Path:
+    import hashlib
+
+    from memflow.tasks.stores.archive import write_tar_zst
+
+    files = {rel: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)} for rel, data in manifest_files.items()}
+    manifest = ("MANIFEST.json", json.dumps({"format": "memflow-backup-1", "files": files}).encode())
+    write_tar_zst(path, [manifest, *members] if first else [*members, manifest], level=1)
+    return path
+
+
+def _restore_with_file_limit(archive: Path, target: Path, limit: int) -> subprocess.CompletedProcess:
+    """`memflow restore` with no file allowed past `limit` bytes (RLIMIT_FSIZE): a restore that
+    tried to write more would die of SIGXFSZ instead of refusing the archive."""
+    import resource
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "memflow.cli", "restore", str(archive), str(target)],
+                          capture_output=True, text=True, timeout=300, env=ENV, preexec_fn=limited)
+
+
+@pytest.mark.parametrize("manifest_first", [True, False], ids=["manifest first", "manifest last (older backups)"])
+def test_a_member_larger_than_its_manifest_entry_is_refused_before_it_is_written(tmp_path, manifest_first):
+    small = b"# Note\n\nsmall\n"
+    big = b"x" * (64 << 20)  # 64 MiB where the manifest says 14 bytes
+    crafted = _crafted(tmp_path / "big.tar.zst", [("daily/2026-01-01/a.md", big)],
+                       {"daily/2026-01-01/a.md": small}, manifest_first)
+    res = _restore_with_file_limit(crafted, tmp_path / "out", 1 << 20)
+    assert res.returncode == 1, (res.returncode, res.stderr)
+    assert res.stderr.startswith("error: ") and "daily/2026-01-01/a.md" in res.stderr
+    assert f"has {len(big)} bytes, its manifest says {len(small)}" in res.stderr
+    assert not (tmp_path / "out").exists() and staging_left(tmp_path) == []
+    stray = _crafted(tmp_path / "stray.tar.zst", [("daily/2026-01-01/a.md", small), ("daily/x.md", big)],
+                     {"daily/2026-01-01/a.md": small}, manifest_first)
+    res = _restore_with_file_limit(stray, tmp_path / "out", 1 << 20)
+    assert res.returncode == 1 and "'daily/x.md' is not in its manifest" in res.stderr, res.stderr
+    good = _crafted(tmp_path / "good.tar.zst", [("daily/2026-01-01/a.md", small)],
+                    {"daily/2026-01-01/a.md": small}, manifest_first)
+    res = _restore_with_file_limit(good, tmp_path / "out", 1 << 20)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "out/daily/2026-01-01/a.md").read_bytes() == small
