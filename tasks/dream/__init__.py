@@ -9,7 +9,7 @@ consume nothing), `migrate_nodes` (earlier node format -> fact lines), its stage
 """
 
 from memflow.tasks.dream.digest import fact_line, facts_of, set_meta
-from memflow.tasks.dream.dream_runs import list_runs, recover_interrupted, rollback
+from memflow.tasks.dream.dream_runs import forget_catalog_entries, list_runs, recover_interrupted, rollback
 from memflow.tasks.dream.migrate import migrate_nodes
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.dream.nightly import (
@@ -28,7 +28,7 @@ from memflow.tasks.dream.nightly import (
     topics_stage,
 )
 
-__all__ = ["run_dream", "extract_stage", "integrate_stage", "integrate_within", "topics_stage",
+__all__ = ["forget_catalog_entries", "run_dream", "extract_stage", "integrate_stage", "integrate_within", "topics_stage",
            "finish_stage",
            "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",

@@ -125,6 +125,19 @@ class RunRecord:
         self.save()
 
 
+def forget_catalog_entries(folder: Path, manifest: dict, paths: set[str]) -> bool:
+    """`memflow forget`: drop forgotten notes from a run's catalog journal (and the catalog's
+    pre-image when it names one; the run's rollback then restores entry by entry). Returns
+    whether the manifest changed (the caller writes it)."""
+    journal = manifest.get("catalog")
+    if not journal or not paths & (set(journal["before"]) | set(journal["after"])):
+        return False
+    for side in ("before", "after"):
+        journal[side] = {rel: sha for rel, sha in journal[side].items() if rel not in paths}
+    (folder / CATALOG_PRE).unlink(missing_ok=True)
+    return True
+
+
 def list_runs(lay: Layout) -> list[dict]:
     base = lay.state_dir / RUNS
     runs = []
@@ -180,7 +193,8 @@ def _restore_catalog(record: RunRecord, catalog_path: Path) -> None:
     current = sha_of(catalog_path)
     if current == journal["pre_sha256"]:
         return
-    if current in journal["intended"]:
+    pre_image = (record.dir / CATALOG_PRE).exists()  # gone when it named a note forgotten since
+    if current in journal["intended"] and (pre_image or not journal["existed"]):
         if journal["existed"]:
             atomic_write_bytes(catalog_path, (record.dir / CATALOG_PRE).read_bytes())
         else:
@@ -267,4 +281,4 @@ def rollback(lay: Layout, run_id: str, catalog_path: Path, force: bool = False) 
 
 
 __all__ = ["RunRecord", "RollbackConflict", "list_runs", "rollback", "sha_of", "recover_interrupted",
-           "INTERRUPTED", "catalog_text"]
+           "INTERRUPTED", "catalog_text", "forget_catalog_entries"]

@@ -17,13 +17,13 @@ import yaml
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture import log_path, message_key, message_text, read_log, refresh_day_index
-from memflow.tasks.dream import fact_line, facts_of, set_meta
+from memflow.tasks.dream import fact_line, facts_of, forget_catalog_entries, set_meta
 from memflow.tasks.ground import tombstones
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import line_text, parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
-from memflow.tasks.index import embedding_cache_dir, run_index
+from memflow.tasks.index import drop_old_snapshots, embedding_cache_dir, run_index
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json, read_text
 from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
@@ -227,6 +227,7 @@ def _scrub_state(lay: Layout, plan: ForgetPlan, removed: list[str]) -> None:
             if pre.exists() and _mentions(read_text(pre), plan, paths):
                 pre.unlink()
                 info["forgotten"], touched = True, True
+        touched = forget_catalog_entries(folder, manifest, set(paths)) or touched
         if touched or _mentions(json.dumps(manifest, ensure_ascii=False), plan, paths):
             manifest["summary"] = {"forgotten": "details removed by memflow forget"}
             manifest["actions"] = [{**a, "unit": "(forgotten)", "path": "(forgotten)"}
@@ -298,6 +299,7 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     tombstones.add(lay, sorted(plan.message_keys), plan.texts, sorted(plan.notes))
     run_index(settings)
     store.compact(keep_seconds=0)  # no old version keeps it
+    drop_old_snapshots(settings)  # nor an earlier search snapshot generation
     EmbeddingCache(embedding_cache_dir(settings)).forget(embedded_before - store.text_shas())
     kept = sorted({rel for rel in changed if (lay.root / rel).exists()})
     removed = len(set(changed)) - len(kept)  # the event names no removed file: that is the point

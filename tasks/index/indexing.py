@@ -280,6 +280,13 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
                   matrix, has)
 
 
+def drop_old_snapshots(settings: Settings) -> None:
+    """Remove every search snapshot generation but the current one (of every tokenizer)."""
+    base = layout(settings).index_dir / "keyword"
+    for folder in base.iterdir() if base.is_dir() else []:
+        keyword.drop_old_generations(folder)
+
+
 def snapshot_vectors_stale(lay: Layout, settings: Settings) -> bool:
     """The snapshot lacks the configured model's vectors (the model was switched on or changed)."""
     if not settings.embedding_model or not known_dims(settings):

@@ -229,6 +229,15 @@ def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray, meta:
     return gen
 
 
+def drop_old_generations(folder: Path) -> None:
+    """Remove every generation but the current one, grace or not (`memflow forget`: no old
+    snapshot may keep forgotten text; a reader opening one then opens the current one)."""
+    gen = current_dir(folder)
+    for old in folder.glob("gen-*"):
+        if gen is not None and old != gen:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def expired_generations(folder: Path, current: int, now: float,
                         grace: float = GRACE_SECONDS) -> list[Path]:
     """Generations a build may remove: older than the previous one (which readers that read
