@@ -144,6 +144,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                           args.prefix, args.since, args.until, args.all_kinds, args.explain,
                           args.superseded, args.budget, as_of=args.as_of)
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
+    for warning in response.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2, exclude_none=False))
     elif args.budget:

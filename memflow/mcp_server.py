@@ -52,6 +52,8 @@ class SearchOutput(BaseModel):
     results: list[Hit]
     index_stale: bool = Field(description="files changed since the last index run")
     packed: list[str] | None = Field(None, description="with budget_tokens: the context that fits")
+    warnings: list[str] = Field([], description="what degraded this answer (e.g. keyword results "
+                                "only: the embedding model failed)")
 
 
 class ReadOutput(BaseModel):
@@ -189,7 +191,7 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain,
                               budget_tokens=budget_tokens, as_of=as_of)
         out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
-                           packed=response.packed, results=[
+                           packed=response.packed, warnings=response.warnings, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,
                 heading_path=r.heading_path, text=r.text,
                 links=[link.path for link in r.links]) for r in response.results])

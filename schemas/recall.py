@@ -59,6 +59,8 @@ class SearchResponse(BaseModel):
     watermark: dict
     vector_hits: int
     keyword_hits: int
+    # what degraded the answer, one line each (e.g. the embedding endpoint failed: BM25 only)
+    warnings: list[str] = []
     # with a token budget: the hits packed line by line into it (recall.packing), rank order
     packed: list[str] | None = None
     packed_tokens: int = 0

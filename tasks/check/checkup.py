@@ -4,9 +4,12 @@ findings, each with the repair that is safe for it; `repair` applies those repai
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 from memflow.schemas.check import CheckReport, Finding
 from memflow.schemas.settings import Settings
+from memflow.tasks.backup import stale_staging
 from memflow.tasks.dream import catalog_path, list_runs, rebuild_catalog, recover_interrupted
 from memflow.tasks.ground.anchors import StaleAnchor, read_raw, repair_anchors, stale_anchors
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
@@ -27,6 +30,7 @@ REPAIR_RECOVER, REPAIR_CATALOG = "roll the run back to its pre-images", "rebuild
 REPAIR_DROP, REPAIR_TEMP = "drop the entry", "remove it"
 REPAIR_ANCHOR = "re-point it to the line that holds its text"
 REPAIR_UNLINK, REPAIR_UNANCHOR = "remove the link (its text is gone)", "drop the anchor (the link names the note)"
+REPAIR_STAGING = "remove the staging folder"
 _EXTERNAL = ("http://", "https://", "mailto:", "file:")
 
 
@@ -130,6 +134,16 @@ def _leftovers(lay: Layout, report: CheckReport) -> None:
     report.checked["temp files"] = count
 
 
+def _restore_leftovers(lay: Layout, report: CheckReport) -> None:
+    """Staging folders beside the workspace of restores on this host that were killed."""
+    found = stale_staging(lay.root.parent)
+    report.checked["restore staging"] = len(found)
+    for folder in found:
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+        report.findings.append(Finding(area="state", path=str(folder), repair=REPAIR_STAGING,
+                                       detail=f"staging folder of a killed restore ({size / 1e6:.1f} MB)"))
+
+
 def find_problems(settings: Settings) -> CheckReport:
     """Read-only: every finding with the repair that is safe for it."""
     lay = layout(settings)
@@ -138,6 +152,7 @@ def find_problems(settings: Settings) -> CheckReport:
     _index(lay, settings, report)
     _dream_and_state(lay, report)
     _leftovers(lay, report)
+    _restore_leftovers(lay, report)
     return report
 
 
@@ -160,6 +175,8 @@ def repair(settings: Settings, report: CheckReport) -> CheckReport:
     for finding in report.findings:
         if finding.repair == REPAIR_TEMP:
             (lay.root / finding.path).unlink(missing_ok=True)
+        if finding.repair == REPAIR_STAGING and Path(finding.path) in stale_staging(lay.root.parent):
+            shutil.rmtree(finding.path)
     if REPAIR_REINDEX in todo:
         run_reindex(settings)
     elif todo & {REPAIR_INDEX, REPAIR_RECOVER}:

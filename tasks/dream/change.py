@@ -275,7 +275,7 @@ def slot_change(new: str, old: str) -> str | None:
     _, i1, i2, j1, j2 = replaced[0]
     region_old, region_new = a[i1:i2], b[j1:j2]
     kind = _part_kind(region_old)
-    if kind == "word" and not all(t.kind == "han" for t in region_old):
+    if any(t.kind == "word" for t in region_old):
         return None  # a plain English word is no value ("that's *awesome*" / "*gorgeous*")
     values_new = _values(region_new, kind) if kind else []
     if not values_new or len(region_old) > 4 or len(values_new) > 4:

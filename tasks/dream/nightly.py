@@ -108,10 +108,8 @@ def pending_notes(lay: Layout, until: date) -> tuple[list[tuple[str, str]], list
     return pending, gone
 
 
-def refuse_note(lay: Layout, rel: str, sha: str, reason: str) -> None:
-    catalog = read_json(catalog_path(lay), {})
-    catalog[rel] = sha
-    atomic_write_json(catalog_path(lay), catalog)
+def refuse_note(lay: Layout, rel: str, sha: str, reason: str, run: RunRecord) -> None:
+    run.write_catalog(catalog_path(lay), {rel: sha})
     append_event(lay, "auto_dream", [rel], f"skipped {rel}: {reason}")
 
 
@@ -245,10 +243,11 @@ def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, li
     return decision
 
 
-def rebuild_catalog(lay: Layout, until: date) -> dict[str, str]:
+def rebuild_catalog(lay: Layout, until: date, run: RunRecord | None = None) -> dict[str, str]:
     """The dream catalog derived from the digest (when `metadata/state/` was lost): a daily note
     every fact of which a digest node cites is consolidated as it is now; any other note stays
-    pending (and a re-run is idempotent by source anyway)."""
+    pending (and a re-run is idempotent by source anyway). Journaled in `run` when a dream
+    run rebuilds it (its rollback then removes the rebuilt catalog)."""
     cited = digest_citations(lay)
     catalog = {}
     for rel in daily_notes(lay, until):
@@ -260,7 +259,10 @@ def rebuild_catalog(lay: Layout, until: date) -> dict[str, str]:
             continue
         if facts and all(f"{f.path}#L{f.lines[0]}" in cited for f in facts):
             catalog[rel] = hashlib.sha256(data).hexdigest()
-    atomic_write_json(catalog_path(lay), catalog)
+    if run is not None:
+        run.write_catalog(catalog_path(lay), catalog)
+    else:
+        atomic_write_json(catalog_path(lay), catalog)
     if catalog:
         log.warning("dream catalog rebuilt from the digest's sources: %d note(s) consolidated", len(catalog))
     return catalog
@@ -345,15 +347,16 @@ def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
     lay = layout(settings)
     if recover_interrupted(lay, catalog_path(lay)):
         run_index(settings)  # the digest is back as it was before the killed run
+    run = RunRecord(lay)  # every catalog change below is journaled in it: a rollback undoes it
     if not catalog_path(lay).exists():
-        rebuild_catalog(lay, day)
+        rebuild_catalog(lay, day, run)
     pending, gone = pending_notes(lay, day)
     if gone:
-        catalog = read_json(catalog_path(lay), {})
-        for rel in gone:
-            catalog.pop(rel, None)
-        atomic_write_json(catalog_path(lay), catalog)
+        run.write_catalog(catalog_path(lay), dict.fromkeys(gone))
     if not pending:
+        if (run.dir / "manifest.json").exists():  # the catalog changed: a finished run, not a killed one
+            run.finish("no change", {}, DreamSummary(run_id=run.run_id, date=day.isoformat(),
+                                                     status="no change").model_dump())
         return None
     if extract is not None and not (lay.index_dir / "watermark.json").exists():
         run_index(settings)  # a model's candidates come from search
@@ -364,13 +367,13 @@ def extract_stage(settings: Settings, day: date, max_notes: int, max_units: int,
             batch.append((rel, sha))
         except FileRefused as exc:  # consumed as it is (no units), said in the inbox; retried when it changes
             log.warning("dream skips %s: %s", rel, exc)
-            refuse_note(lay, rel, sha, str(exc))
+            refuse_note(lay, rel, sha, str(exc), run)
             skipped[rel] = str(exc)
     pairs = (extract or offline_extract)(notes)
     taken = set(within_budget(pairs, [rel for rel, _ in batch], max_units))
     pairs = [(u, o) for u, o in pairs if o in taken]
     selected = [(rel, sha) for rel, sha in batch if rel in taken]
-    return DreamPlan(date=day.isoformat(), run_id=RunRecord(lay).run_id, selected=selected,
+    return DreamPlan(date=day.isoformat(), run_id=run.run_id, selected=selected,
                      notes_left=len(pending) - len(selected), units=[u for u, _ in pairs],
                      origins=[o for _, o in pairs], max_units=max_units, skipped=skipped)
 
@@ -427,10 +430,7 @@ def finish_stage(settings: Settings, plan: DreamPlan, records: list[ActionRecord
         summary.files_written.append(interests)
         summary.topics = [t["title"] for t in read_topics(lay.root / interests)]
     consumed = {rel: sha for rel, sha in plan.selected if rel not in blocked}
-    RunRecord(lay, plan.run_id).consuming(consumed)  # journaled first: a kill now is rolled back whole
-    catalog = read_json(catalog_path(lay), {})
-    catalog.update(consumed)
-    atomic_write_json(catalog_path(lay), catalog)
+    RunRecord(lay, plan.run_id).write_catalog(catalog_path(lay), consumed)  # journaled first
     summary.notes_consumed = len(consumed)
     summary.notes_left = plan.notes_left + len(plan.selected) - len(consumed)
     summary.status = "partial" if summary.failed_units or summary.notes_left else "ok"

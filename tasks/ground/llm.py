@@ -112,8 +112,12 @@ def embed(settings: Settings, texts: list[str]) -> list[list[float]]:
         reply = litellm.embedding(model=settings.embedding_model, input=texts, **extra)
     except Exception as exc:
         raise _failed(settings, settings.embedding_model, exc) from exc
-    data = sorted(reply.data, key=lambda d: d["index"])
-    return [list(map(float, d["embedding"])) for d in data]
+    try:
+        data = sorted(reply.data, key=lambda d: d["index"])
+        return [list(map(float, d["embedding"])) for d in data]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelOutputError(f"{settings.embedding_model} embeddings reply is malformed: "
+                               f"{type(exc).__name__}: {exc}") from exc
 
 
 def _strip_fences(content: str) -> str:

@@ -12,6 +12,7 @@ the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, 
 from memflow.tasks.index.indexing import (
     chunk_embedding_keys,
     index_problems,
+    drop_old_snapshots,
     keyword_dir,
     link_kinds,
     reindex_pending,
@@ -22,4 +23,5 @@ from memflow.tasks.index.indexing import (
 from memflow.tasks.index.vectors import embed_queries, embedding_cache_dir, seed_embedding_cache
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
-           "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds"]
+           "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
+           "drop_old_snapshots"]

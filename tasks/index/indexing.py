@@ -40,7 +40,13 @@ from memflow.tasks.index import chunking
 from memflow.tasks.index.bounds import bound_rows, cut_warning
 from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
-from memflow.tasks.index.vectors import embedding_input, known_dims, text_sha
+from memflow.tasks.index.vectors import (
+    check_dimension,
+    embedding_input,
+    forget_dimension,
+    known_dims,
+    text_sha,
+)
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import (
     NotRegular,
@@ -287,6 +293,13 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
                   matrix, has)
 
 
+def drop_old_snapshots(settings: Settings) -> None:
+    """Remove every search snapshot generation but the current one (of every tokenizer)."""
+    base = layout(settings).index_dir / "keyword"
+    for folder in base.iterdir() if base.is_dir() else []:
+        keyword.drop_old_generations(folder)
+
+
 def snapshot_vectors_stale(lay: Layout, settings: Settings) -> bool:
     """The snapshot lacks the configured model's vectors (the model was switched on or changed)."""
     if not settings.embedding_model or not known_dims(settings):
@@ -330,6 +343,7 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes, scan_problems),
                       catalog, pipeline)
     todo = plan.added + plan.modified
+    checked = bool(embed and settings.embedding_model and todo) and check_dimension(settings)
     if plan.changed:
         atomic_write_text(lay.index_dir / DIRTY, pipeline)
     progress = progress_factory(len(todo)) if progress_factory and todo else None
@@ -348,7 +362,7 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     if embed and settings.embedding_model:
         from memflow.tasks.index.vectors import backfill_vectors
 
-        vectors = backfill_vectors(store, settings)
+        vectors = backfill_vectors(store, settings, checked)
     rebuilt = (plan.changed or vectors > 0 or keyword_stale(store, lay, settings)
                or snapshot_vectors_stale(lay, settings))
     previous = read_json(lay.index_dir / WATERMARK, {}) or {}
@@ -425,6 +439,8 @@ def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
         if leftover.exists():
             shutil.rmtree(leftover)
     (lay.index_dir / PROBLEMS).unlink(missing_ok=True)
+    if settings.embedding_model:
+        forget_dimension(settings)  # learnt again: a model whose dimension changed is embedded anew
     summary = _index(settings, lay, building, progress_factory, embed=True)
     if not summary.keyword_rebuilt:  # an empty workspace: still publish the (empty) snapshot
         rebuild_keyword(IndexStore(building), lay, settings)

@@ -28,6 +28,18 @@ class EmbeddingHealthError(RuntimeError):
     pass
 
 
+class EmbeddingDimensionError(EmbeddingHealthError):
+    """The model returns vectors of another dimension than the index holds for its name."""
+
+
+def dimension_error(settings: Settings, got: int, want: int) -> EmbeddingDimensionError:
+    return EmbeddingDimensionError(
+        f"embedding model {settings.embedding_model} now returns {got}-dim vectors, the index "
+        f"holds {want}-dim vectors of it: nothing was written; if the model changed, run "
+        f"`memflow reindex` (embeds every chunk again at {got} dims), or set "
+        f"embedding_dimensions = {want} if the endpoint can return {want}")
+
+
 def embed_texts(settings: Settings, texts: list[str]) -> list[list[float]]:
     model = settings.embedding_model
     if model.startswith("local/"):
@@ -51,8 +63,9 @@ def embedding_input(row: dict) -> str:
     return clip(f"{head}\n{row['text']}" if head else row["text"])
 
 
-def health_check(settings: Settings) -> int:
-    """Embed "ping"; check the dimension; log the outcome. Returns the dimension."""
+def health_check(settings: Settings, expected: int | None = None) -> int:
+    """Embed "ping"; check the dimension (the configured one, or `expected`: what the index
+    holds for the model); log the outcome. Returns the dimension."""
     model = settings.embedding_model
     try:
         vector = embed_texts(settings, ["ping"])[0]
@@ -62,6 +75,10 @@ def health_check(settings: Settings) -> int:
     except Exception as exc:
         log.error("[EMBEDDING HEALTH CHECK] %s -> FAIL %s", model, exc)
         raise EmbeddingHealthError(f"embedding model {model} failed its health check: {exc}") from exc
+    if expected and len(vector) != expected:
+        log.error("[EMBEDDING HEALTH CHECK] %s -> FAIL %d dims, the index holds %d", model,
+                  len(vector), expected)
+        raise dimension_error(settings, len(vector), expected)
     log.warning("[EMBEDDING HEALTH CHECK] %s -> OK (%d dims)", model, len(vector))
     return len(vector)
 
@@ -86,16 +103,38 @@ def model_dims(settings: Settings) -> tuple[int, bool]:
     return int(record[settings.embedding_model]), True
 
 
-def backfill_vectors(store: IndexStore, settings: Settings) -> int:
+def forget_dimension(settings: Settings) -> None:
+    """Drop the model's recorded dimension: the next embedding learns it again with a health
+    check (a reindex does this, so a model whose dimension changed is embedded anew)."""
+    record_path = layout(settings).index_dir / MODELS_RECORD
+    record = read_json(record_path, {})
+    if settings.embedding_model in record:
+        del record[settings.embedding_model]
+        atomic_write_json(record_path, record)
+
+
+def check_dimension(settings: Settings) -> bool:
+    """Before an index run writes anything: when the index holds vectors of the model (its
+    dimension recorded), a health check that the model still returns that dimension (raises
+    EmbeddingDimensionError naming both). Returns whether a check ran."""
+    if settings.embedding_dimensions or not known_dims(settings):
+        return False  # a configured dimension is checked by every health check; none recorded yet
+    health_check(settings, known_dims(settings))
+    return True
+
+
+def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = False) -> int:
     """Embed chunks that have no vector for the configured model: texts embedded before are
     served from the table or the embedding cache (`metadata/index/embeddings/`, kept across
     reindexes and seeded by imports), each new text once. Only the missing chunks are read into
     Python, and each embedded batch is saved before the next. The model is health-checked only
-    when something is to be embedded. Drops vectors of gone chunks."""
+    when something is to be embedded (and `checked` is False), before any vector is saved, and
+    every batch's dimension is checked. Drops vectors of gone chunks."""
     import pyarrow.compute as pc
 
     model = settings.embedding_model
-    dims, checked = model_dims(settings)
+    dims, learned = model_dims(settings)
+    checked = checked or learned
     table = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
                                  "description"])
     have = store.vector_ids(model, dims)
@@ -117,13 +156,16 @@ def backfill_vectors(store: IndexStore, settings: Settings) -> int:
             store.put_vectors(model, dims, [{**row, "vector": cache[sha]}
                                             for sha in shas for row in rows_of[sha]])
 
-        save([sha for sha in rows_of if sha in cache])
         new = [sha for sha in rows_of if sha not in cache]
-        if new and not checked:
-            health_check(settings)
+        if new and not checked:  # before any write: a dimension change stops the run here
+            health_check(settings, dims)
+        save([sha for sha in rows_of if sha in cache])
         for i in range(0, len(new), BATCH):
             part = new[i:i + BATCH]
             fresh = dict(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
+            wrong = next((len(v) for v in fresh.values() if len(v) != dims), None)
+            if wrong is not None:  # changed between batches: what is saved so far is all right
+                raise dimension_error(settings, wrong, dims)
             kept.put(model, dims, fresh)
             cache.update(fresh)
             save(part)

@@ -57,12 +57,14 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
         index = keyword.load(folder)
     except keyword.SnapshotOutdated as exc:
         raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
+    if index is None:
+        raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
     vectors = index.meta.get("vectors")
     if vectors and vectors["rows"] < index.size:
         log.warning("%d of %d chunks have no vector of %s: they are found by keywords only until "
                     "`memflow index` embeds them", index.size - vectors["rows"], index.size,
                     vectors["model"])
-    _KEYWORD_CACHE[folder] = (gen.name, index)
+    _KEYWORD_CACHE[folder] = (index.generation, index)
     return index
 
 
@@ -158,15 +160,30 @@ def vector_queries(settings: Settings, query: str) -> list[str]:
     return [query, variant] if variant else [query]
 
 
+class VectorsUnavailable(RuntimeError):
+    """The vector branch cannot answer (the embedding model failed, or returns vectors of
+    another dimension than the index holds): search answers from BM25 with a warning."""
+
+
 def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[str], n: int,
                   filters: Filters) -> list[tuple[str, float]]:
-    """Exact cosine top-n over the snapshot's vectors for the embeddings of `texts`."""
+    """Exact cosine top-n over the snapshot's vectors for the embeddings of `texts`. Raises
+    VectorsUnavailable when the embedding model fails or its dimension is not the index's."""
+    from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
     from memflow.tasks.index import embed_queries
 
     matmul = np.matmul
     if (index.vector_model or "").startswith("local/"):
         from memflow.tasks.ground.local_embeddings import matmul
-    vectors = np.asarray(embed_queries(settings, texts), dtype=np.float32)
+    try:
+        vectors = np.asarray(embed_queries(settings, texts), dtype=np.float32)
+    except (ModelCallError, ModelOutputError) as exc:
+        raise VectorsUnavailable(f"the embedding model failed ({exc})") from exc
+    dims = index.vectors.shape[1] if index.vectors is not None else None
+    if dims is not None and vectors.shape[-1] != dims:
+        raise VectorsUnavailable(
+            f"{settings.embedding_model} now returns {vectors.shape[-1]}-dim vectors, the index holds "
+            f"{dims}-dim ones: run `memflow reindex` to embed every chunk again")
     hits = keyword.nearest(index, vectors, n, row_mask(index, filters), matmul)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
@@ -199,16 +216,22 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     lay = layout(settings)
     index = open_index(lay, settings)
     n = min(max(limit, 1) * settings.candidate_multiplier, MAX_CANDIDATES)
-    vectors_on = bool(settings.embedding_model)
+    vectors_on, warnings = bool(settings.embedding_model), []
     if vectors_on and index.vector_model != settings.embedding_model:
-        log.warning("the index has no vectors of %s (it has %s): keyword results only; run "
-                    "`memflow index` to embed", settings.embedding_model, index.vector_model)
+        warnings.append(f"the index has no vectors of {settings.embedding_model} (it has "
+                        f"{index.vector_model}): keyword results only; run `memflow index` to embed")
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
     tokens = query_tokens(query, settings.keyword_tokenizer)
     rankings = {"keyword": keyword_branch(index, tokens, n, filters, settings)}
     if vectors_on:
-        rankings["vector"] = vector_branch(index, settings, texts, n, filters)
+        try:
+            rankings["vector"] = vector_branch(index, settings, texts, n, filters)
+        except VectorsUnavailable as exc:
+            warnings.append(f"keyword (BM25) results only: {exc}")
+            vectors_on = False
+    for warning in warnings:
+        log.warning("%s", warning)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     priors = {"digest": settings.digest_weight, "session": settings.session_weight}
     window = time_window(query, today_in(settings.timezone)) if settings.time_weight else None
@@ -242,7 +265,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
     mark = watermark(lay) if with_watermark else {"skipped": True}
     return SearchResponse(query=query, results=results, watermark=mark,
-                          vector_hits=vector_hits, keyword_hits=keyword_hits)
+                          vector_hits=vector_hits, keyword_hits=keyword_hits, warnings=warnings)
 
 
 def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],

@@ -74,6 +74,7 @@ def render_response(response: SearchResponse, explain: bool = False, compact: bo
                       f"{mark.get('changed_since') or 'some'} file(s) changed since: run `memflow index`)")
     if not response.results:
         blocks.append("no results")
+    blocks += [f"(warning: {warning})" for warning in response.warnings]
     return "\n\n".join(blocks)
 
 

@@ -35,9 +35,15 @@ def write_tar_zst(out: Path, members: Iterable[tuple[str, Path | bytes]], level:
                         tar.addfile(info, handle)
 
 
-def read_tar_zst(archive: Path) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of each regular file member, in order. Raises ArchiveError when the archive
-    is truncated, fails its checksum or is not a tar.zst."""
+MemberChunks = Iterator[bytes]
+CHUNK = 1 << 20
+
+
+def stream_tar_zst(archive: Path) -> Iterator[tuple[str, int, MemberChunks]]:
+    """(name, size from its header, its bytes in chunks of at most 1 MiB) of each regular file
+    member, in order; read each member's chunks (or not) before asking for the next member.
+    Nothing is held whole. Raises ArchiveError when the archive is truncated, fails its
+    checksum, is not a tar.zst or holds a member that is not a regular file."""
     import zstandard
 
     try:
@@ -49,13 +55,30 @@ def read_tar_zst(archive: Path) -> Iterator[tuple[str, bytes]]:
                         continue
                     if not member.isfile():
                         raise ArchiveError(f"{archive}: member {member.name!r} is not a regular file")
-                    handle = tar.extractfile(member)
-                    data = handle.read() if handle else b""
-                    if len(data) != member.size:
-                        raise ArchiveError(f"{archive}: truncated inside {member.name!r}")
-                    yield member.name, data
+                    yield member.name, member.size, _chunks(archive, tar.extractfile(member), member)
     except (zstandard.ZstdError, tarfile.TarError, EOFError) as exc:
         raise ArchiveError(f"{archive} is truncated or corrupt ({type(exc).__name__}: {exc})") from exc
+
+
+def _chunks(archive: Path, handle, member: tarfile.TarInfo) -> MemberChunks:
+    import zstandard
+
+    read = 0
+    try:
+        while handle is not None and (data := handle.read(min(CHUNK, member.size - read))):
+            read += len(data)
+            yield data
+    except (zstandard.ZstdError, tarfile.TarError, EOFError) as exc:
+        raise ArchiveError(f"{archive} is truncated or corrupt inside {member.name!r} "
+                           f"({type(exc).__name__}: {exc})") from exc
+    if read != member.size:
+        raise ArchiveError(f"{archive}: truncated inside {member.name!r}")
+
+
+def read_tar_zst(archive: Path) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of each regular file member, in order (whole members: small archives)."""
+    for name, _size, chunks in stream_tar_zst(archive):
+        yield name, b"".join(chunks)
 
 
 def read_jsonl_zst(path: Path, block: int = 1 << 16) -> Iterator[tuple[int, str]]:

@@ -13,13 +13,18 @@ exactly with one matrix product under the same filter mask as BM25: at 100k x 38
 (benchmarks/hybrid.py). The LanceDB vectors table stays the store and embedding cache.
 
 Each build is written to a fresh `gen-<n>/` folder; the `CURRENT` file is then replaced
-atomically to point at it, so readers never see half an index.
+atomically to point at it, so readers never see half an index. Readers never see a generation
+disappear either: a build keeps the previous generation, and removes older ones only once they
+were superseded `GRACE_SECONDS` ago; a reader that still loses its generation mid-open (a slow
+open across two publishes) opens the new current one instead, once.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +45,9 @@ SNAPSHOT_FORMAT = 5
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 FILE_COLUMNS = ["path", "name", "description", "kind"]
+# A generation older than the previous one is removed this long after it was superseded: a
+# search that read CURRENT just before has long finished opening its files by then.
+GRACE_SECONDS = 10.0
 
 
 class SnapshotOutdated(LookupError):
@@ -58,6 +66,7 @@ class KeywordIndex:
     _rows: dict[str, int] | None = None
     _graph: tuple[dict, dict, dict] | None = None  # source -> rows, target -> rows, path -> row
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
+    generation: str = ""  # the `gen-<n>` folder it was read from
 
     @property
     def vector_model(self) -> str | None:
@@ -117,11 +126,24 @@ def current_dir(folder: Path) -> Path | None:
     return target if target.is_dir() else None
 
 
-def read_meta(folder: Path) -> dict | None:
+def with_current(folder: Path, read: Callable[[Path], object]) -> object:
+    """`read(current generation)`, or None without a snapshot. When the generation's files
+    vanish under the read (a build removed it after publishing twice), the read is done once
+    more on the generation CURRENT names now; a second loss is raised."""
     gen = current_dir(folder)
     if gen is None:
         return None
-    return json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+    try:
+        return read(gen)
+    except FileNotFoundError:
+        newer = current_dir(folder)
+        if newer is None or newer == gen:
+            raise
+        return read(newer)
+
+
+def read_meta(folder: Path) -> dict | None:
+    return with_current(folder, lambda gen: json.loads((gen / "meta.json").read_text(encoding="utf-8")))
 
 
 def _write_arrow(path: Path, table: pa.Table) -> None:
@@ -203,28 +225,44 @@ def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray, meta:
     meta = {**meta, "docs": docs.num_rows, "format": SNAPSHOT_FORMAT}
     (gen / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     atomic_write_text(folder / "CURRENT", gen.name)
-    for old in folder.glob("gen-*"):
-        if old != gen:
-            shutil.rmtree(old, ignore_errors=True)
+    for old in expired_generations(folder, number, time.time()):
+        shutil.rmtree(old, ignore_errors=True)
     return gen
 
 
 def drop_old_generations(folder: Path) -> None:
-    """Remove every generation but the current one (after a forget no generation may keep a
-    forgotten text, even for a reader that has not moved on yet)."""
+    """Remove every generation but the current one, grace or not (`memflow forget`: no old
+    snapshot may keep forgotten text; a reader opening one then opens the current one)."""
     gen = current_dir(folder)
     for old in folder.glob("gen-*"):
-        if gen is not None and old != gen and old.is_dir():
-            shutil.rmtree(old)
+        if gen is not None and old != gen:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def expired_generations(folder: Path, current: int, now: float,
+                        grace: float = GRACE_SECONDS) -> list[Path]:
+    """Generations a build may remove: older than the previous one (which readers that read
+    CURRENT before the swap may still be opening) and superseded more than `grace` seconds ago
+    (the time the next generation's meta.json was written, just before it was published)."""
+    numbered = sorted((int(p.name[4:]), p) for p in folder.glob("gen-*")
+                      if p.name[4:].isdigit() and int(p.name[4:]) <= current)
+    expired = []
+    for (_, gen), (_, successor) in zip(numbered[:-2], numbered[1:-1]):
+        try:
+            superseded = (successor / "meta.json").stat().st_mtime
+        except FileNotFoundError:  # a build that died before publishing it
+            superseded = successor.stat().st_mtime
+        if now - superseded > grace:
+            expired.append(gen)
+    return expired
 
 
 def layer_counts(folder: Path) -> dict[str, int]:
     """Chunks per layer in the current snapshot (reads one column; no BM25 load)."""
-    gen = current_dir(folder)
-    if gen is None or not (gen / "docs.arrow").exists():
-        return {}
+    layers = with_current(folder, lambda gen: _read_arrow(gen / "docs.arrow").column("layer").to_pylist()
+                          if (gen / "docs.arrow").exists() else [])
     counts: dict[str, int] = {}
-    for layer in _read_arrow(gen / "docs.arrow").column("layer").to_pylist():
+    for layer in layers or []:
         counts[layer] = counts.get(layer, 0) + 1
     return counts
 
@@ -263,9 +301,11 @@ class Postings:
 
 
 def load(folder: Path) -> KeywordIndex | None:
-    gen = current_dir(folder)
-    if gen is None:
-        return None
+    """The current snapshot, or None without one (see `with_current`)."""
+    return with_current(folder, _load_generation)
+
+
+def _load_generation(gen: Path) -> KeywordIndex:
     meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
     if meta.get("format") != SNAPSHOT_FORMAT:
         raise SnapshotOutdated(f"the search snapshot in {gen} has format {meta.get('format', 1)}, "
@@ -277,7 +317,7 @@ def load(folder: Path) -> KeywordIndex | None:
         vectors = np.load(gen / "vectors.npy", mmap_mode="c")  # writable view for torch; never written
         has_vector = np.load(gen / "has_vector.npy")
     links, files = _read_arrow(gen / "links.arrow"), _read_arrow(gen / "files.arrow")
-    return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files)
+    return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files, generation=gen.name)
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
