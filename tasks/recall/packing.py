@@ -187,8 +187,17 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
             packed.append((i, text))
             shown.update(key for o, keys in fresh if o in chosen for key in keys)
         order = newest_first([text for _, text in packed], tokenizer, window, asked)
+        # a block that answers with a replaced value follows every block that does not, so the
+        # context states current values first (what fits was decided above, in rank order)
+        order.sort(key=lambda n: answers_with_replaced(packed[n][1], tokenizer, asked))
         return [packed[n] for n in order]
     return pack_into
+
+
+def answers_with_replaced(text: str, tokenizer: str, asked: set[str]) -> bool:
+    """Does a packed block show a replaced line holding one of the query's terms?"""
+    return any(is_replaced(line) and asked & set(tokenize(searchable_text(unlabelled(line)), tokenizer))
+               for line in text.split("\n")[1:])
 
 
 def pack(results: list[SearchResult], weights: dict[str, float], budget: int,
