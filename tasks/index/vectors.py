@@ -199,14 +199,15 @@ _QUERY_CACHE: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
 _QUERY_CACHE_SIZE = 256
 
 
-def embed_queries(settings: Settings, queries: list[str]) -> list[list[float]]:
+def embed_queries(settings: Settings, queries: list[str], fresh: bool = False) -> list[list[float]]:
     """The queries' embeddings (one model call for those not seen lately), cached per
-    (model settings, query) for repeated searches."""
+    (model settings, query) for repeated searches; `fresh` asks the model again (a cached vector
+    may be of a dimension the model no longer returns)."""
     model_key = settings.model_dump_json(include=MODEL_FIELDS)
     for query in queries:  # least recently used goes first
         if (model_key, query) in _QUERY_CACHE:
             _QUERY_CACHE.move_to_end((model_key, query))
-    todo = [q for q in dict.fromkeys(queries) if (model_key, q) not in _QUERY_CACHE]
+    todo = [q for q in dict.fromkeys(queries) if fresh or (model_key, q) not in _QUERY_CACHE]
     if todo:
         for query, vector in zip(todo, embed_texts(settings, [clip(q) for q in todo])):
             _QUERY_CACHE[(model_key, query)] = tuple(vector)

@@ -175,11 +175,13 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
     matmul = np.matmul
     if (index.vector_model or "").startswith("local/"):
         from memflow.tasks.ground.local_embeddings import matmul
+    dims = index.vectors.shape[1] if index.vectors is not None else None
     try:
         vectors = np.asarray(embed_queries(settings, texts), dtype=np.float32)
+        if dims is not None and vectors.shape[-1] != dims:  # a cached query of another dimension?
+            vectors = np.asarray(embed_queries(settings, texts, fresh=True), dtype=np.float32)
     except (ModelCallError, ModelOutputError) as exc:
         raise VectorsUnavailable(f"the embedding model failed ({exc})") from exc
-    dims = index.vectors.shape[1] if index.vectors is not None else None
     if dims is not None and vectors.shape[-1] != dims:
         raise VectorsUnavailable(
             f"{settings.embedding_model} now returns {vectors.shape[-1]}-dim vectors, the index holds "
