@@ -32,7 +32,7 @@ from memflow.tasks.capture.sessionlog import (
 )
 from memflow.tasks.capture.validate import check_messages
 from memflow.tasks.ground import tombstones
-from memflow.tasks.ground.anchors import repoint_inbound
+from memflow.tasks.ground.anchors import format_anchor, repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import line_text
 from memflow.tasks.ground.notes import parse_note, render_note
@@ -116,13 +116,7 @@ def render_auto(note: StructuredNote, source: str) -> str:
 
 def anchor(numbers: list[int]) -> str:
     """[3, 4, 5, 9] -> `L3-L5,L9`."""
-    ranges: list[list[int]] = []
-    for n in sorted(set(numbers)):
-        if ranges and n == ranges[-1][1] + 1:
-            ranges[-1][1] = n
-        else:
-            ranges.append([n, n])
-    return ",".join(f"L{a}" if a == b else f"L{a}-L{b}" for a, b in ranges)
+    return format_anchor(numbers)
 
 
 def check_citations(note: StructuredNote, allowed: list[int]) -> None:

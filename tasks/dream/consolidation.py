@@ -26,8 +26,8 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.dream.digest import facts_of, plain
 from memflow.tasks.dream.change import clauses
+from memflow.tasks.dream.digest import facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.workspace import date_of
 
