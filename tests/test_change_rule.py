@@ -9,6 +9,7 @@ search and the packed context are checked for every question."""
 
 from __future__ import annotations
 
+import os
 import random
 from datetime import date, timedelta
 
@@ -21,7 +22,8 @@ from memflow.tasks.dream.change import clauses, relation
 from memflow.tasks.dream.nightly import run_dream
 from memflow.tasks.recall import search
 
-SEEDS = [11, 29, 47, 83, 101]
+# MEMFLOW_SEEDS=1,2,3 runs other seeds (a rule tuned to these would fail there)
+SEEDS = [int(x) for x in os.environ.get("MEMFLOW_SEEDS", "11,29,47,83,101").split(",")]
 _ONSETS = "b c d f g h j k l m n p r s t v z br dr gr kl pl st tr sk".split()
 _VOWELS = "a e i o u ai ou".split()
 _HAN = "岚浔珂瑶琪锦澜昕沐筠晞煜栩湘漪翎缇芮璟霁骁珩蔚"
@@ -160,8 +162,9 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
     days: list[list[str]] = [[], [], []]
     checks = []
     nouns = iter(rng.sample(v["noun"], 40))
+    verbs = iter(rng.sample(v["verb"], 20))  # each fact its own predicate: every question has one answer
     for _ in range(3):  # chains A -> B -> C: without a cue, with "now", naming the old value
-        noun, adj, verb = next(nouns), pick(rng, v, "adj"), pick(rng, v, "verb")
+        noun, adj, verb = next(nouns), pick(rng, v, "adj"), next(verbs)
         a, b, c = rng.sample(v["name"], 3)
         days[0].append(f"The {adj} {noun} {verb}s {a}.")
         days[1].append(f"The {adj} {noun} {verb}s {b} now.")
@@ -174,12 +177,12 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
         days[2].append(f"The {adj} {noun} is now {n2} {unit}.")
         checks.append({"kind": "chain", "query": f"{adj} {noun}", "values": [str(n2), str(n1)]})
     for _ in range(2):  # one thing at two occasions: both stay current
-        verb, o1, o2 = pick(rng, v, "verb"), *rng.sample(v["object"], 2)
+        verb, o1, o2 = next(verbs), *rng.sample(v["object"], 2)
         q1, q2 = rng.sample(v["qualifier"], 2)
         days[0].append(f"I {verb} {o1} at {q1}.")
         days[1].append(f"I {verb} {o2} at the {q2}.")
         checks.append({"kind": "beside", "lines": [f"I {verb} {o1} at {q1}.", f"I {verb} {o2} at the {q2}."]})
-    v1, v2, noun = *rng.sample(v["verb"], 2), next(nouns)
+    v1, v2, noun = next(verbs), next(verbs), next(nouns)
     a, b = rng.sample(v["name"], 2)
     days[0].append(f"I {v1} in {a} and {v2} at the {noun}.")  # co-stated; only the first half changes
     days[2].append(f"I {v1} in {b}.")
@@ -233,6 +236,5 @@ def test_generated_life_keeps_the_current_value_first_and_every_statement(settin
             for text in check["lines"]:
                 assert text in facts and not facts[text].history, (text, list(facts))
     for text in every:  # every statement is found by default search
-        words = " ".join(w for w in text.replace(".", "").split() if (w[:1].isupper() and len(w) > 1) or len(w) > 5)
-        shown = "\n".join(h.text for h in search(settings, words or text, limit=10).results)
+        shown = "\n".join(h.text for h in search(settings, text, limit=10).results)
         assert text.rstrip(".") in shown or all(part.rstrip(".") in shown for part in clauses(text)), (text, shown)

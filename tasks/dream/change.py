@@ -119,8 +119,8 @@ def _han_words(run: str) -> list[Tok]:
 
 def _word(surface: str, sentence_start: bool) -> Tok:
     lower = surface.lower()
-    if lower in _EN_NUMBERS:
-        return Tok(surface, _EN_NUMBERS[lower], "num")
+    if lower in _EN_NUMBERS and (sentence_start or not surface[0].isupper()):
+        return Tok(surface, _EN_NUMBERS[lower], "num")  # mid-sentence "Zero" is a name
     if lower in PREPOSITIONS:
         return Tok(surface, lower, "prep")
     if lower in STOPWORDS or lower.rstrip("'s") in STOPWORDS:
@@ -176,7 +176,10 @@ def _subject_run(text: str) -> list[Tok]:
         if tok.kind in ("word", "han"):
             run.append(tok)
             continue
-        if run or tok.kind == "num":
+        if tok.kind == "num" and not run:
+            run.append(tok)  # "the nine gufou ...", "the 2 replicas ...": part of the subject
+            continue
+        if run:
             follower = tok
             break
         if tok.kind in ("name", "code"):
