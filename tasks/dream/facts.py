@@ -1,14 +1,12 @@
-"""The fact model (pure): what a fact line is about, and when two facts are the same.
+"""The fact model (pure): what is worth remembering, and what a fact line is about.
 
-A fact has a *subject* (a person and a facet of their life, a team, a system, a procedure, a
-named thing) and, where the wording shows it, an *attribute* of that subject (home city, manager,
-team size, a pet's age, a drink, a schedule, a database...). Two facts with the same subject and
-attribute are the same fact: the later one either confirms the value or replaces it. Anything
-else about the subject is a new fact beside the others. English and Chinese cues map to the same
-attributes, so a fact stated in both languages is one fact.
-
-Offline and deterministic: rules and small bilingual lexicons, no model. They err towards
-"a new fact" (never towards replacing one): a wrong memory is worse than a duplicate line.
+`is_memory` keeps what capture keeps (every statement that says something), leaving out chatter,
+scaffolding, code, configuration and link-only lines. `subject_of` names the node a fact goes
+to: a person and a facet of their life, a group, a procedure, or the sentence's own subject in
+its words. The attribute cues below only choose a person's facet (which node); whether a new
+statement replaces an old one is decided by `change.relation` from the sentences' structure,
+never by these cues. Offline and deterministic; they err towards "a new fact" (never towards
+replacing one): a wrong memory is worse than a duplicate line.
 """
 
 from __future__ import annotations
