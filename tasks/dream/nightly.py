@@ -42,8 +42,8 @@ from memflow.tasks.dream.consolidation import (
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.dream.nodes import (
+    consolidated_before,
     digest_citations,
-    quoted_already,
     sibling_nodes,
     skipped_files,
     subject_nodes,
@@ -272,7 +272,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
               with_search: bool = False) -> ActionRecord:
     lay = layout(settings)
     links = evidence_links(unit)
-    if links and ((not unit.split and set(links) <= digest_citations(lay)) or quoted_already(lay, unit)):
+    if consolidated_before(lay, unit, links):
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"

@@ -59,20 +59,28 @@ def _quote(text: str) -> str:
     return line_text(f"- {text}").casefold()
 
 
-def quoted_already(lay: Layout, unit: Unit) -> bool:
-    """Every fact of the unit is a digest line's text already, citing the same note: consolidated
-    before, even when a person's edit moved the line and no `check --repair` re-pointed its link
-    yet (a re-run would put an old value above a newer one)."""
-    if not unit.evidence:
+def consolidated_before(lay: Layout, unit: Unit, links: list[str]) -> bool:
+    """Was the unit consolidated before (a re-run after a lost catalog or a recovered kill)?
+    Its links are all cited already (not for a split line: its statements share one link), or
+    every fact of it is a digest line's text already, citing the same note, even when a person's
+    edit moved the line and no `check --repair` re-pointed its link yet (a re-run would put an
+    old value above a newer one). One walk of the digest for both."""
+    if not links:
         return False
+    cites: set[str] = set()
     quotes: set[tuple[str, str]] = set()
     for rel in digest_files(lay):
         try:
-            quotes |= guarded(rel, lambda: _node_entry(lay.root / rel)[3])
+            _, _, node_cites, node_quotes = guarded(rel, lambda: _node_entry(lay.root / rel))
         except FileRefused:
             continue  # named by `skipped_files`
-    return all((f.path, _quote(f.text)) in quotes or (f.path, _quote(speaker(f.text)[1])) in quotes
-               for f in unit.evidence)
+        cites |= node_cites
+        quotes |= node_quotes
+    if not unit.split and set(links) <= cites:
+        return True
+    return bool(unit.evidence) and all(
+        (f.path, _quote(f.text)) in quotes or (f.path, _quote(speaker(f.text)[1])) in quotes
+        for f in unit.evidence)
 
 
 def sibling_nodes(lay: Layout, subject: str) -> list[str]:
