@@ -40,18 +40,32 @@ def ensure_limit(name: str) -> None:
             pass
 
 
+def _enter(stack: ExitStack, name: str, wait: float | None) -> None:
+    """Take the slot: `wait` None asks once (the server answers 423 when it is held), a number
+    keeps asking for up to that many seconds."""
+    stack.enter_context(concurrency(name, occupy=1, strict=True, lease_duration=LEASE_SECONDS,
+                                    timeout_seconds=wait, max_retries=0 if wait is None else None))
+
+
 @contextmanager
 def slot(name: str, wait: float, state_dir) -> Iterator[None]:
     """Hold the one slot of limit `name`, waiting up to `wait` seconds, else WorkspaceBusy
-    naming the holder the lock file names (or the limit)."""
+    naming the holder the lock file names (or the limit).
+
+    The first ask has no timeout of its own: a free slot is taken however slow the server or a
+    fresh worker's client is to answer (a timed first ask reported free workspaces busy on a
+    loaded machine); only a held slot starts the `wait`."""
     from prefect.concurrency._asyncio import ConcurrencySlotAcquisitionError
 
     ensure_limit(name)
     with ExitStack() as stack:
         try:
-            stack.enter_context(concurrency(name, occupy=1, strict=True, lease_duration=LEASE_SECONDS,
-                                            timeout_seconds=wait if wait > 0 else None,
-                                            max_retries=0 if wait <= 0 else None))
+            try:
+                _enter(stack, name, None)
+            except ConcurrencySlotAcquisitionError as exc:
+                if "423" not in str(exc) or wait <= 0:
+                    raise
+                _enter(stack, name, wait)
         except (TimeoutError, ConcurrencySlotAcquisitionError) as exc:
             if not isinstance(exc, TimeoutError) and "423" not in str(exc):
                 raise  # anything but "locked" is an error, not a busy workspace
