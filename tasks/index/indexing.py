@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
 import numpy as np
-import pyarrow.compute as pc
+import pyarrow as pa
 
 from memflow.schemas.settings import Settings
-from memflow.schemas.tables import SCHEMA_VERSION, IndexSummary
+from memflow.schemas.tables import CHUNKS, SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import convert, looks_binary
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
@@ -59,7 +59,8 @@ from memflow.tasks.stores.files import (
 from memflow.tasks.stores.lance import IndexStore
 
 log = logging.getLogger("memflow.index")
-BATCH = 256
+BATCH = 8192  # files per commit of the tables (one version per table per group)
+ROWS_BATCH = 256  # files per Arrow record batch streamed into a commit
 TERMS_VERSION = "2"  # 2: provenance links are not searched (searchable_text)
 COMPACT_EVERY, COMPACT_BIG = 20, 100  # index runs with writes / files changed in one run
 Progress = Callable[[int], None]
@@ -244,26 +245,36 @@ def file_rows_of(lay: Layout, settings: Settings, rel: str, pipeline: str, skipp
 def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: list[str],
                   pipeline: str, progress: Progress | None = None,
                   skipped: dict[str, str] | None = None, warnings: dict[str, str] | None = None) -> int:
-    """Re-chunk `paths` batch by batch, each file inside a guard (a file that fails is left out
-    with its reason in `skipped`); returns the number of chunks written."""
+    """Re-chunk `paths`, each file inside a guard (a file that fails is left out with its reason
+    in `skipped`); returns the number of chunks written. Written in groups of BATCH files, each
+    one streamed append per table (chunks, links, then files rows: a crash before the files rows
+    re-does the group), so the cost of a write does not grow with the table."""
     skipped = {} if skipped is None else skipped
     warnings = {} if warnings is None else warnings
     written = 0
-    for batch in _batches(paths, BATCH):
-        file_rows, chunk_rows, link_rows = [], [], []
-        for rel in batch:
-            rows = file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
-            if rows is None:
-                continue
-            row, chunks, links = rows
-            file_rows.append(row)
-            chunk_rows.extend(chunks)
-            link_rows.extend(links)
-        store.replace_paths(batch, chunk_rows, link_rows)
-        store.put_files(file_rows)  # last: a crash before this line re-does the batch
-        written += len(chunk_rows)
-        if progress:
-            progress(len(batch))
+    for group in _batches(paths, BATCH):
+        file_rows: list[dict] = []
+        link_rows: list[dict] = []
+        counted = [0]
+
+        def chunk_batches(group=group, file_rows=file_rows, link_rows=link_rows, counted=counted):
+            for part in _batches(group, ROWS_BATCH):
+                chunk_rows = []
+                for rel in part:
+                    rows = file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
+                    if rows is not None:
+                        file_rows.append(rows[0])
+                        chunk_rows.extend(rows[1])
+                        link_rows.extend(rows[2])
+                counted[0] += len(chunk_rows)
+                if chunk_rows:
+                    yield pa.RecordBatch.from_pylist(chunk_rows, schema=CHUNKS)
+                if progress:
+                    progress(len(part))
+
+        store.write_paths(group, chunk_batches(), link_rows)
+        store.put_files(file_rows)  # last: a crash before this line re-does the group
+        written += counted[0]
     return written
 
 
@@ -278,6 +289,8 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     matrix = has = None
     dims = known_dims(settings) if settings.embedding_model else None
     if dims:
+        import pyarrow.compute as pc
+
         ids, stored = store.vector_matrix(settings.embedding_model, dims)
         where = pc.index_in(table.column("id"), value_set=ids)
         has = pc.is_valid(where).to_numpy(zero_copy_only=False)
@@ -349,14 +362,7 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     progress = progress_factory(len(todo)) if progress_factory and todo else None
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    written = apply_changes(store, lay, settings, todo, pipeline, progress, skipped, warnings)
-    if plan.deleted:
-        store.replace_paths(plan.deleted, [], [])
-        store.delete_files(plan.deleted)
-    if plan.touched:
-        rows = [r[0] for rel in plan.touched
-                if (r := file_rows_of(lay, settings, rel, pipeline, skipped, warnings)) is not None]
-        store.put_files(rows)
+    written, fresh = write_plan(store, lay, settings, plan, pipeline, progress, skipped, warnings)
     skipped, warnings = remember_problems(lay, plan, scan_problems, skipped, warnings)
     vectors = 0
     if embed and settings.embedding_model:
@@ -370,7 +376,10 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     if rebuilt:
         # Every write makes a LanceDB version: compact after a big change or every few runs,
         # not on each one-file edit (a compaction costs more than the edit).
-        if writes >= COMPACT_EVERY or len(todo) + len(plan.deleted) >= COMPACT_BIG:
+        # A first build only appended: nothing to fold away, its few versions hold no old rows.
+        if fresh:
+            writes = 0
+        elif writes >= COMPACT_EVERY or len(todo) + len(plan.deleted) >= COMPACT_BIG:
             store.compact()
             writes = 0
         rebuild_keyword(store, lay, settings)
@@ -382,6 +391,30 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
         skipped=skipped, warnings=warnings)
     write_watermark(lay, summary, writes)
     return summary
+
+
+def write_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
+               progress: Progress | None, skipped: dict[str, str],
+               warnings: dict[str, str]) -> tuple[int, bool]:
+    """Carry out a plan's table writes: re-chunk added and modified files, drop deleted ones,
+    refresh touched files rows. Returns (chunks written, whether the tables started empty:
+    then every write was an append)."""
+    store.append_only = fresh = not plan.deleted and not plan.unchanged and store.is_empty()
+    try:
+        written = apply_changes(store, lay, settings, plan.added + plan.modified, pipeline,
+                                progress, skipped, warnings)
+    finally:
+        store.append_only = False
+    if plan.deleted:
+        store.delete_paths(plan.deleted)
+        store.delete_files(plan.deleted)
+    if plan.touched:
+        rows = [r[0] for rel in plan.touched
+                if (r := file_rows_of(lay, settings, rel, pipeline, skipped, warnings)) is not None]
+        store.put_files(rows)
+    if plan.changed:
+        store.ensure_key_indexes()
+    return written, fresh
 
 
 PROBLEMS = "problems.json"  # files the index left out or read with a caveat (derived)

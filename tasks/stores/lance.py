@@ -1,12 +1,18 @@
 """LanceDB tables under `metadata/index/lance/`: files, chunks, links and vectors.
 
 The one module that imports lancedb. `IndexStore` owns the open connection. Writers delete a
-path's old rows before adding new ones, so re-applying a batch after a crash is idempotent.
+path's old rows before adding new ones, so re-applying a batch after a crash is idempotent; the
+deletes find a path through a BTREE index on `path` / `source` (a flat scan of a growing table
+made every delete-then-add batch cost more than the last). A store whose tables were empty when
+a run began is `append_only` for that run: every path is written once, nothing to delete.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,6 +23,31 @@ from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, vectors_sc
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 _IN_BATCH = 500  # values per `IN (...)` predicate
+_REST_CLIENT = "lance_namespace_urllib3_client"
+KEYS = {"chunks": "path", "links": "source", "files": "path"}  # what a delete finds rows by
+
+
+def _lancedb():
+    """lancedb, without paying for its REST namespace client at import. lancedb imports that
+    package's generated models (pydantic) at start-up, and the package's `__init__` also builds
+    every REST API class (~0.4 s of `validate_call` schemas) that a local folder index never
+    calls. The package module is put in place as it is, minus its `__init__`; submodules import
+    as usual, and the first attribute asked of the package itself runs the real `__init__`."""
+    if _REST_CLIENT not in sys.modules:
+        spec = importlib.util.find_spec(_REST_CLIENT)
+        if spec is not None and spec.loader is not None:
+            shell = importlib.util.module_from_spec(spec)
+
+            def first_use(name: str):
+                del shell.__getattr__
+                spec.loader.exec_module(shell)
+                return getattr(shell, name)
+
+            shell.__getattr__ = first_use
+            sys.modules[_REST_CLIENT] = shell
+    import lancedb
+
+    return lancedb
 
 
 def _quote(value: str) -> str:
@@ -53,8 +84,7 @@ def vectors_table_name(model: str, dims: int) -> str:
 def read_tables(folder: Path, columns: dict[str, list[str]]) -> dict[str, pa.Table]:
     """Read-only: the named tables' columns, without creating anything (analytics reads a
     workspace it must not change). A missing index is a LookupError, not empty tables."""
-    import lancedb
-
+    lancedb = _lancedb()
     if not folder.is_dir():
         raise LookupError(f"no index at {folder}: run memflow index first")
     db = lancedb.connect(str(folder))
@@ -80,10 +110,9 @@ class IndexStore:
     """Open index tables of one workspace (creates them when missing)."""
 
     def __init__(self, folder: Path):
-        import lancedb
-
         folder.mkdir(parents=True, exist_ok=True)
-        self.db = lancedb.connect(str(folder))
+        self.db = _lancedb().connect(str(folder))
+        self.append_only = False  # set by a run that found every table empty (see module doc)
         self.files = self.db.create_table("files", schema=FILES, exist_ok=True)
         self.chunks = self.db.create_table("chunks", schema=CHUNKS, exist_ok=True)
         self.links = self.db.create_table("links", schema=LINKS, exist_ok=True)
@@ -93,11 +122,16 @@ class IndexStore:
         rows = _columns(self.files, ["path", "size", "mtime_ns", "sha256", "pipeline"])
         return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
 
+    def is_empty(self) -> bool:
+        return not any(t.count_rows() for t in (self.files, self.chunks, self.links))
+
     def put_files(self, rows: list[dict]) -> None:
+        """Write files rows, replacing the rows of the same paths (one delete through the path
+        index and one append: merge-insert joins against the whole table)."""
         if rows:
-            data = pa.Table.from_pylist(rows, schema=FILES)
-            (self.files.merge_insert("path").when_matched_update_all()
-             .when_not_matched_insert_all().execute(data))
+            if not self.append_only:
+                self.delete_files([r["path"] for r in rows])
+            self.files.add(pa.Table.from_pylist(rows, schema=FILES))
 
     def delete_files(self, paths: list[str]) -> None:
         for i in range(0, len(paths), _IN_BATCH):
@@ -106,14 +140,37 @@ class IndexStore:
     # -- chunks and links ----------------------------------------------------------------
     def replace_paths(self, paths: list[str], chunks: list[dict], links: list[dict]) -> None:
         """Drop every chunk and link of `paths`, then add the new rows."""
-        for i in range(0, len(paths), _IN_BATCH):
-            batch = paths[i:i + _IN_BATCH]
-            self.chunks.delete(_in("path", batch))
-            self.links.delete(_in("source", batch))
+        self.delete_paths(paths)
         if chunks:
             self.chunks.add(pa.Table.from_pylist(chunks, schema=CHUNKS))
         if links:
             self.links.add(pa.Table.from_pylist(links, schema=LINKS))
+
+    def write_paths(self, paths: list[str], chunks: Iterable[pa.RecordBatch], links: list[dict]) -> None:
+        """Replace every chunk and link of `paths`: deletes (unless `append_only`), then the
+        chunk batches streamed into one append (one version, none held in memory at once),
+        then the links."""
+        if not self.append_only:
+            self.delete_paths(paths)
+        self.chunks.add(pa.RecordBatchReader.from_batches(CHUNKS, chunks))
+        if links:
+            self.links.add(pa.Table.from_pylist(links, schema=LINKS))
+
+    def delete_paths(self, paths: list[str]) -> None:
+        for i in range(0, len(paths), _IN_BATCH):
+            batch = paths[i:i + _IN_BATCH]
+            self.chunks.delete(_in("path", batch))
+            self.links.delete(_in("source", batch))
+
+    def ensure_key_indexes(self) -> None:
+        """A BTREE index on each table's key column, so a delete finds a path's rows without
+        a scan (rows added later are scanned until `compact` folds them into the index)."""
+        from lancedb.index import BTree
+
+        for name, column in KEYS.items():
+            table = getattr(self, name)
+            if table.count_rows() and not any(column in i.columns for i in table.list_indices()):
+                table.create_index(column, config=BTree())
 
     def chunk_columns(self, columns: list[str]) -> pa.Table:
         return _columns(self.chunks, columns)
@@ -197,10 +254,8 @@ class EmbeddingCache:
     the chunks that need them. Derived (deleting it only costs model calls again); holds no text."""
 
     def __init__(self, folder: Path):
-        import lancedb
-
         folder.mkdir(parents=True, exist_ok=True)
-        self.db = lancedb.connect(str(folder))
+        self.db = _lancedb().connect(str(folder))
 
     def _table(self, model: str, dims: int):
         import hashlib
