@@ -1,0 +1,114 @@
+"""Index at scale (issue #30): cold `memflow index`, a one-file change, and the necessary-work
+yardstick, each a whole process on the same generated workspace, in the same run.
+
+    .venv/bin/python benchmarks/scale.py --sizes 1000,10000,30000,100000
+
+The yardstick is one Python process that reads every file, hashes it, tokenizes it with the
+project's tokenizer, builds a bm25s index and saves it: what any keyword index of these files
+must do. Prints a Markdown table: seconds, peak RSS (the child's own, from wait4), time per file,
+and the cold index's ratios to the yardstick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+MEMFLOW = Path(sys.executable).with_name("memflow")
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one child process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise RuntimeError(f"{argv} failed: {proc.stderr.read().decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def yardstick(root: Path) -> None:
+    """The necessary work, in this process."""
+    import bm25s
+
+    from memflow.tasks.ground.tokenize import tokenize
+
+    corpus = []
+    for path in sorted(p for folder in ("daily", "digest") for p in (root / folder).rglob("*.md")):
+        data = path.read_bytes()
+        hashlib.sha256(data).hexdigest()
+        corpus.append(tokenize(data.decode("utf-8")))
+    retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    retriever.index(corpus, show_progress=False)
+    out = Path(tempfile.mkdtemp(prefix="yardstick-"))
+    retriever.save(str(out / "bm25"), show_progress=False)
+    shutil.rmtree(out)
+
+
+def workspace(count: int) -> Path:
+    from corpus import build
+
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.ground.workspace import init_workspace, layout
+
+    root = Path(tempfile.mkdtemp(prefix=f"bench-scale-{count}-"))
+    init_workspace(layout(load_settings(root)))
+    build(root, count)
+    return root
+
+
+def measure(count: int) -> dict:
+    root = workspace(count)
+    index = [str(MEMFLOW), "-w", str(root), "index"]
+    out = {"files": count}
+    out["yard_s"], out["yard_mb"] = timed([sys.executable, str(Path(__file__)), "--yardstick", str(root)])
+    out["cold_s"], out["cold_mb"] = timed(index)
+    target = root / "daily/2026-01-02/n1.md"
+    target.write_text(target.read_text() + "\nA new line about zanzibarquokka.\n")
+    out["change_s"], out["change_mb"] = timed(index)
+    shutil.rmtree(root)
+    return out
+
+
+def table(results: list[dict]) -> str:
+    base = next((r for r in results if r["files"] == 10000), results[0])
+    per_base = base["cold_s"] / base["files"]
+    lines = ["| files | cold index (s) | peak RSS (MiB) | ms/file (vs 10k) | one-file change (s) | "
+             "its RSS (MiB) | yardstick (s) | its RSS (MiB) | cold / yardstick (time, RSS) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        per = r["cold_s"] / r["files"]
+        lines.append(f"| {r['files']:,} | {r['cold_s']:.2f} | {r['cold_mb']:.0f} | {1000 * per:.3f} "
+                     f"({per / per_base:.2f}) | {r['change_s']:.2f} | {r['change_mb']:.0f} | "
+                     f"{r['yard_s']:.2f} | {r['yard_mb']:.0f} | {r['cold_s'] / r['yard_s']:.2f}, "
+                     f"{r['cold_mb'] / r['yard_mb']:.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,30000,100000")
+    parser.add_argument("--yardstick", metavar="WORKSPACE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.yardstick:
+        yardstick(Path(args.yardstick))
+        return
+    results = []
+    for count in map(int, args.sizes.split(",")):
+        results.append(measure(count))
+        print(results[-1], file=sys.stderr, flush=True)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
