@@ -242,6 +242,30 @@ def file_rows_of(lay: Layout, settings: Settings, rel: str, pipeline: str, skipp
     return row, chunks, links
 
 
+class ChunkBatches:
+    """The chunk rows of `group` as Arrow batches of ROWS_BATCH files, made as the store reads
+    them; each file's files row and links are collected on the side, `chunks` counts the rows."""
+
+    def __init__(self, group: list[str], rows_of: Callable, progress: Progress | None):
+        self.group, self.rows_of, self.progress = group, rows_of, progress
+        self.file_rows: list[dict] = []
+        self.link_rows: list[dict] = []
+        self.chunks = 0
+
+    def __iter__(self):
+        for part in _batches(self.group, ROWS_BATCH):
+            chunk_rows = []
+            for rows in filter(None, map(self.rows_of, part)):
+                self.file_rows.append(rows[0])
+                chunk_rows.extend(rows[1])
+                self.link_rows.extend(rows[2])
+            self.chunks += len(chunk_rows)
+            if chunk_rows:
+                yield pa.RecordBatch.from_pylist(chunk_rows, schema=CHUNKS)
+            if self.progress:
+                self.progress(len(part))
+
+
 def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: list[str],
                   pipeline: str, progress: Progress | None = None,
                   skipped: dict[str, str] | None = None, warnings: dict[str, str] | None = None) -> int:
@@ -252,29 +276,14 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
     skipped = {} if skipped is None else skipped
     warnings = {} if warnings is None else warnings
     written = 0
+    def rows_of(rel: str):
+        return file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
+
     for group in _batches(paths, BATCH):
-        file_rows: list[dict] = []
-        link_rows: list[dict] = []
-        counted = [0]
-
-        def chunk_batches(group=group, file_rows=file_rows, link_rows=link_rows, counted=counted):
-            for part in _batches(group, ROWS_BATCH):
-                chunk_rows = []
-                for rel in part:
-                    rows = file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
-                    if rows is not None:
-                        file_rows.append(rows[0])
-                        chunk_rows.extend(rows[1])
-                        link_rows.extend(rows[2])
-                counted[0] += len(chunk_rows)
-                if chunk_rows:
-                    yield pa.RecordBatch.from_pylist(chunk_rows, schema=CHUNKS)
-                if progress:
-                    progress(len(part))
-
-        store.write_paths(group, chunk_batches(), link_rows)
-        store.put_files(file_rows)  # last: a crash before this line re-does the group
-        written += counted[0]
+        batches = ChunkBatches(group, rows_of, progress)
+        store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
+        store.put_files(batches.file_rows)  # last: a crash before this line re-does the group
+        written += batches.chunks
     return written
 
 

@@ -139,12 +139,9 @@ class IndexStore:
 
     # -- chunks and links ----------------------------------------------------------------
     def replace_paths(self, paths: list[str], chunks: list[dict], links: list[dict]) -> None:
-        """Drop every chunk and link of `paths`, then add the new rows."""
-        self.delete_paths(paths)
-        if chunks:
-            self.chunks.add(pa.Table.from_pylist(chunks, schema=CHUNKS))
-        if links:
-            self.links.add(pa.Table.from_pylist(links, schema=LINKS))
+        """Drop every chunk and link of `paths`, then add the new rows (`write_paths` for rows
+        as dicts)."""
+        self.write_paths(paths, [pa.RecordBatch.from_pylist(chunks, schema=CHUNKS)] if chunks else [], links)
 
     def write_paths(self, paths: list[str], chunks: Iterable[pa.RecordBatch], links: list[dict]) -> None:
         """Replace every chunk and link of `paths`: deletes (unless `append_only`), then the
