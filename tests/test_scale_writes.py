@@ -2,6 +2,7 @@
 edits and deletes holds exactly the rows a reindex from scratch gives, row for row; a first
 build appends (one version per table per commit group) and leaves key indexes for deletes."""
 
+import os
 import random
 import string
 
@@ -50,7 +51,7 @@ def rows(lay, settings) -> dict[str, list[tuple]]:
     return out
 
 
-@pytest.mark.parametrize("seed", [7, 1234])
+@pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "7,1234").split(",")])
 def test_incremental_index_after_random_changes_equals_a_reindex(settings, lay, monkeypatch, seed):
     monkeypatch.setattr(indexing, "BATCH", 5)  # several commit groups per run
     monkeypatch.setattr(indexing, "ROWS_BATCH", 2)  # several record batches per group
