@@ -17,6 +17,12 @@ atomically to point at it, so readers never see half an index. Readers never see
 disappear either: a build keeps the previous generation, and removes older ones only once they
 were superseded `GRACE_SECONDS` ago; a reader that still loses its generation mid-open (a slow
 open across two publishes) opens the new current one instead, once.
+
+A small change is published as a *delta* generation (stores.segments): the changed files' rows
+beside the main segment of an earlier generation (its `base`), which it names in meta.json and
+never copies. Scores merge both segments' statistics at query time, so they equal a full
+rebuild's. A base is kept while any generation that may still be read names it, under the
+same grace rule; a full build (compaction) publishes a main segment again.
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ CHUNK_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line"
 DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus what the index derives
 # 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on;
 # 5: superseded per line (the replaced line numbers and the day each was replaced)
-SNAPSHOT_FORMAT = 5
+# 6: each main segment keeps its term frequencies and document lengths (delta segments merge them)
+SNAPSHOT_FORMAT = 6
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 FILE_COLUMNS = ["path", "name", "description", "kind"]
@@ -67,6 +74,9 @@ class KeywordIndex:
     _graph: tuple[dict, dict, dict] | None = None  # source -> rows, target -> rows, path -> row
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
     generation: str = ""  # the `gen-<n>` folder it was read from
+    alive: np.ndarray | None = None  # with a delta: False for main rows a delta replaced
+    delta_vectors: np.ndarray | None = None  # with a delta and vectors: the delta rows' vectors
+    main: "KeywordIndex | None" = None  # with a delta: the base's main segment (reused when re-read)
 
     @property
     def vector_model(self) -> str | None:
@@ -76,9 +86,16 @@ class KeywordIndex:
     def size(self) -> int:
         return self.docs.num_rows
 
+    @property
+    def base(self) -> str:
+        """The generation whose main segment this index searches (its own without a delta)."""
+        return self.main.generation if self.main is not None else self.generation
+
     def row_of(self, chunk_id: str) -> int | None:
         if self._rows is None:
-            self._rows = {cid: n for n, cid in enumerate(self.docs.column("id").to_pylist())}
+            ids = self.docs.column("id").to_pylist()
+            live = range(len(ids)) if self.alive is None else np.flatnonzero(self.alive).tolist()
+            self._rows = {ids[n]: n for n in live}
         return self._rows.get(chunk_id)
 
     def _link_maps(self) -> tuple[dict, dict, dict]:
@@ -160,10 +177,18 @@ K1, B = 1.5, 0.75  # Lucene BM25
 
 
 def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]] | None:
+    """`bm25_parts` without the term frequencies and lengths."""
+    parts = bm25_parts(terms)
+    return None if parts is None else parts[:2]
+
+
+def bm25_parts(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int], np.ndarray, np.ndarray] | None:
     """BM25 (Lucene: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf / (tf + k1 (1 - b + b L/avgL)))
     as bm25s's CSC score matrix (one column per term) and vocabulary, from one list of terms per
-    document; None when there are no terms. Vectorised with Arrow and NumPy: bm25s's own
-    `index()` loops in Python per document: ~8x slower at 10k notes (benchmarks/bm25_build.py)."""
+    document, plus each posting's term frequency (float32, aligned with the scores) and each
+    document's length (what a delta segment merges); None when there are no terms. Vectorised
+    with Arrow and NumPy: bm25s's own `index()` loops in Python per document: ~8x slower at 10k
+    notes (benchmarks/bm25_build.py)."""
     if isinstance(terms, pa.ChunkedArray):
         terms = terms.combine_chunks() if terms.num_chunks else pa.array([], pa.list_(pa.string()))
     lengths = pc.fill_null(pc.list_value_length(terms), 0).to_numpy(zero_copy_only=False)
@@ -184,18 +209,20 @@ def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]
     scores = (idf[term] * tf / (norm + tf)).astype(np.float32)
     indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int32)
     matrix = {"data": scores, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
-    return matrix, {token: n for n, token in enumerate(vocab)}
+    return (matrix, {token: n for n, token in enumerate(vocab)}, tf.astype(np.float32),
+            lengths.astype(np.int32))
 
 
-def bm25_retriever(terms: pa.Array | pa.ChunkedArray):
-    """A bm25s.BM25 over `bm25_matrix(terms)`, ready to score and save; None without terms."""
+def bm25_retriever(terms: pa.Array | pa.ChunkedArray, parts=None):
+    """A bm25s.BM25 over `bm25_parts(terms)` (or the `parts` given), ready to score and save;
+    None without terms."""
     import bm25s
 
-    built = bm25_matrix(terms)
+    built = parts or bm25_parts(terms)
     if built is None:
         return None
     retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
-    retriever.scores, retriever.vocab_dict = built
+    retriever.scores, retriever.vocab_dict = built[:2]
     retriever.nonoccurrence_array = None
     retriever.unique_token_ids_set = set(retriever.vocab_dict.values())
     return retriever
@@ -204,38 +231,64 @@ def bm25_retriever(terms: pa.Array | pa.ChunkedArray):
 def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray, meta: dict,
           links: pa.Table, files: pa.Table,
           vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None) -> Path:
-    """Build and swap in a new generation; older generations are removed. `vectors` (one row per
-    document, any scale) and `has_vector` come with `meta["vectors"] = {"model", "dims"}`."""
+    """Build and swap in a new generation (a main segment); older generations are removed.
+    `vectors` (one row per document, any scale) and `has_vector` come with
+    `meta["vectors"] = {"model", "dims"}`."""
+    gen = new_generation(folder)
+    parts = bm25_parts(terms)
+    if parts is not None:
+        bm25_retriever(terms, parts).save(str(gen / "bm25"), show_progress=False)
+        np.save(gen / "bm25" / "tf.npy", parts[2])
+        np.save(gen / "bm25" / "lengths.npy", parts[3])
+    _write_arrow(gen / "docs.arrow", docs.select(DOC_COLUMNS))
+    _write_arrow(gen / "links.arrow", links.select(LINK_COLUMNS))
+    _write_arrow(gen / "files.arrow", files.select(FILE_COLUMNS))
+    if vectors is not None:
+        save_vectors(gen, vectors, has_vector)
+    return publish(folder, gen, {**meta, "docs": docs.num_rows, "format": SNAPSHOT_FORMAT})
+
+
+def new_generation(folder: Path) -> Path:
+    """A fresh, empty `gen-<n>` folder numbered after every existing one."""
     folder.mkdir(parents=True, exist_ok=True)
     number = 1 + max((int(p.name[4:]) for p in folder.glob("gen-*") if p.name[4:].isdigit()),
                      default=0)
     gen = folder / f"gen-{number}"
     gen.mkdir()
-    retriever = bm25_retriever(terms)
-    if retriever is not None:
-        retriever.save(str(gen / "bm25"), show_progress=False)
-    _write_arrow(gen / "docs.arrow", docs.select(DOC_COLUMNS))
-    _write_arrow(gen / "links.arrow", links.select(LINK_COLUMNS))
-    _write_arrow(gen / "files.arrow", files.select(FILE_COLUMNS))
-    if vectors is not None:
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        np.save(gen / "vectors.npy", np.divide(vectors, norms, out=np.zeros_like(vectors),
-                                               where=norms > 0).astype(np.float32))
-        np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
-    meta = {**meta, "docs": docs.num_rows, "format": SNAPSHOT_FORMAT}
+    return gen
+
+
+def save_vectors(gen: Path, vectors: np.ndarray, has_vector: np.ndarray) -> None:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.save(gen / "vectors.npy", np.divide(vectors, norms, out=np.zeros_like(vectors),
+                                           where=norms > 0).astype(np.float32))
+    np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
+
+
+def publish(folder: Path, gen: Path, meta: dict) -> Path:
+    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations."""
     (gen / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     atomic_write_text(folder / "CURRENT", gen.name)
-    for old in expired_generations(folder, number, time.time()):
+    for old in expired_generations(folder, int(gen.name[4:]), time.time()):
         shutil.rmtree(old, ignore_errors=True)
     return gen
+
+
+def base_of(gen: Path) -> str | None:
+    """The generation whose main segment a delta generation searches (None: a main segment)."""
+    try:
+        return json.loads((gen / "meta.json").read_text(encoding="utf-8")).get("base")
+    except (FileNotFoundError, json.JSONDecodeError):  # unpublished, or being removed
+        return None
 
 
 def drop_old_generations(folder: Path) -> None:
     """Remove every generation but the current one, grace or not (`memflow forget`: no old
     snapshot may keep forgotten text; a reader opening one then opens the current one)."""
     gen = current_dir(folder)
+    keep = {gen.name, base_of(gen)} if gen is not None else set()
     for old in folder.glob("gen-*"):
-        if gen is not None and old != gen:
+        if gen is not None and old.name not in keep:
             shutil.rmtree(old, ignore_errors=True)
 
 
@@ -243,7 +296,8 @@ def expired_generations(folder: Path, current: int, now: float,
                         grace: float = GRACE_SECONDS) -> list[Path]:
     """Generations a build may remove: older than the previous one (which readers that read
     CURRENT before the swap may still be opening) and superseded more than `grace` seconds ago
-    (the time the next generation's meta.json was written, just before it was published)."""
+    (the time the next generation's meta.json was written, just before it was published). The
+    base of a generation that is kept is kept too."""
     numbered = sorted((int(p.name[4:]), p) for p in folder.glob("gen-*")
                       if p.name[4:].isdigit() and int(p.name[4:]) <= current)
     expired = []
@@ -254,17 +308,31 @@ def expired_generations(folder: Path, current: int, now: float,
             superseded = successor.stat().st_mtime
         if now - superseded > grace:
             expired.append(gen)
-    return expired
+    kept = [gen for _, gen in numbered if gen not in expired]
+    needed = {base_of(gen) for gen in kept}
+    return [gen for gen in expired if gen.name not in needed]
 
 
 def layer_counts(folder: Path) -> dict[str, int]:
-    """Chunks per layer in the current snapshot (reads one column; no BM25 load)."""
-    layers = with_current(folder, lambda gen: _read_arrow(gen / "docs.arrow").column("layer").to_pylist()
-                          if (gen / "docs.arrow").exists() else [])
+    """Chunks per layer in the current snapshot (reads two columns; no BM25 load)."""
+    layers = with_current(folder, _layers)
     counts: dict[str, int] = {}
     for layer in layers or []:
         counts[layer] = counts.get(layer, 0) + 1
     return counts
+
+
+def _layers(gen: Path) -> list[str]:
+    if not (gen / "docs.arrow").exists():
+        return []
+    docs = _read_arrow(gen / "docs.arrow")
+    base = base_of(gen)
+    if base is None:
+        return docs.column("layer").to_pylist()
+    main = _read_arrow(gen.parent / base / "docs.arrow")
+    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
+    live = pc.invert(pc.is_in(main.column("path"), value_set=pa.array(removed, pa.string())))
+    return main.filter(live).column("layer").to_pylist() + docs.column("layer").to_pylist()
 
 
 @dataclass
@@ -278,6 +346,8 @@ class Postings:
     indptr: np.ndarray
     vocab_dict: dict[str, int]
     num_docs: int
+    tf: np.ndarray | None = None  # per posting, aligned with `data` (what a delta merges)
+    lengths: np.ndarray | None = None  # per document
 
     @classmethod
     def read(cls, folder: Path) -> "Postings":
@@ -285,7 +355,12 @@ class Postings:
         vocab = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
         return cls(np.load(folder / "data.csc.index.npy", mmap_mode="r"),
                    np.load(folder / "indices.csc.index.npy", mmap_mode="r"),
-                   np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]))
+                   np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]),
+                   np.load(folder / "tf.npy", mmap_mode="r"), np.load(folder / "lengths.npy", mmap_mode="r"))
+
+    def doc_freq(self, token: str) -> int:
+        t = self.vocab_dict[token]
+        return int(self.indptr[t + 1]) - int(self.indptr[t])
 
     def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
         """BM25 of every document: the sum over `tokens` of each token's score (times its weight)."""
@@ -300,16 +375,42 @@ class Postings:
         return scores
 
 
-def load(folder: Path) -> KeywordIndex | None:
-    """The current snapshot, or None without one (see `with_current`)."""
-    return with_current(folder, _load_generation)
+def load(folder: Path, previous: KeywordIndex | None = None) -> KeywordIndex | None:
+    """The current snapshot, or None without one (see `with_current`). `previous`: an index read
+    before, whose main segment is reused when the current generation is a delta on it."""
+    return with_current(folder, lambda gen: _load_generation(gen, previous))
 
 
-def _load_generation(gen: Path) -> KeywordIndex:
+_OPEN: dict[Path, KeywordIndex] = {}
+
+
+def current(folder: Path) -> KeywordIndex | None:
+    """The current snapshot, cached per process until CURRENT names another generation; a delta
+    generation on the cached one's base reuses its main segment (only the delta is read)."""
+    gen = current_dir(folder)
+    if gen is None:
+        return None
+    cached = _OPEN.get(folder)
+    if cached is not None and cached.generation == gen.name:
+        return cached
+    index = load(folder, cached)
+    if index is not None:
+        _OPEN[folder] = index
+    return index
+
+
+def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> KeywordIndex:
     meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
     if meta.get("format") != SNAPSHOT_FORMAT:
         raise SnapshotOutdated(f"the search snapshot in {gen} has format {meta.get('format', 1)}, "
                                f"this version reads {SNAPSHOT_FORMAT}")
+    if meta.get("base"):
+        from memflow.tasks.stores.segments import load_delta
+
+        main = (previous.main or previous) if previous is not None else None
+        if main is None or main.generation != meta["base"]:
+            main = _load_generation(gen.parent / meta["base"])
+        return load_delta(gen, meta, main)
     docs = _read_arrow(gen / "docs.arrow")
     retriever = Postings.read(gen / "bm25") if (gen / "bm25").is_dir() else None
     vectors = has_vector = None
@@ -327,9 +428,8 @@ def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
         return {}
     out = {}
     for token in dict.fromkeys(tokens):
-        t = postings.vocab_dict.get(token)
-        if t is not None:
-            df = int(postings.indptr[t + 1]) - int(postings.indptr[t])
+        df = postings.doc_freq(token) if token in postings.vocab_dict else 0
+        if df:  # a token only dead rows of a main segment held is unknown, as after a rebuild
             out[token] = float(np.log(1 + (postings.num_docs - df + 0.5) / (df + 0.5)))
     return out
 
@@ -346,6 +446,8 @@ def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None
         return []
     scores = index.retriever.get_scores(known, weights) if weights else index.retriever.get_scores(known)
     scores = np.asarray(scores, dtype=np.float32)
+    if index.alive is not None:
+        mask = index.alive if mask is None else (mask & index.alive)
     if mask is not None:
         scores = np.where(mask, scores, 0.0)
     hits = np.flatnonzero(scores > 0)
@@ -367,8 +469,13 @@ def nearest(index: KeywordIndex, queries: np.ndarray, k: int, mask: np.ndarray |
     queries = queries[norms[:, 0] > 0] / norms[norms[:, 0] > 0]
     if not len(queries):
         return []
-    scores = matmul(index.vectors, np.ascontiguousarray(queries.T)).max(axis=1)
+    columns = np.ascontiguousarray(queries.T)
+    scores = matmul(index.vectors, columns).max(axis=1)
+    if index.delta_vectors is not None and len(index.delta_vectors):
+        scores = np.concatenate([scores, matmul(index.delta_vectors, columns).max(axis=1)])
     allowed = index.has_vector if mask is None else (mask & index.has_vector)
+    if index.alive is not None:
+        allowed = allowed & index.alive
     scores = np.where(allowed, scores, -np.inf)
     hits = np.flatnonzero(allowed)
     if hits.size > k:
