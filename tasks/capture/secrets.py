@@ -100,8 +100,9 @@ def random_token(token: str) -> bool:
     if len(set(classes)) < 3:  # letters of one case and digits: only long, well-mixed ones
         return len(classes) >= 24 and digit_runs >= 5 and entropy >= 3.5
     lower_runs = [n for kind, n in runs if kind == "l"]
-    if digit_runs <= 1 and lower_runs and sum(lower_runs) / len(lower_runs) >= 2.5:
-        return False  # an identifier: words of lower-case letters, a number at most
+    capitals = sum(kind == "u" and n > 1 for kind, n in runs)
+    if digit_runs <= 1 and capitals <= 1 and lower_runs and sum(lower_runs) / len(lower_runs) >= 2.5:
+        return False  # an identifier: capitalised words (one acronym at most), a number at most
     switches = (len(runs) - 1) / (len(classes) - 1)
     return switches >= 0.3 and entropy >= 3.3
 
