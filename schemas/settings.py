@@ -107,8 +107,25 @@ class Settings(BaseSettings):
     nesting_max_depth: int = Field(default=100, ge=4, le=150)  # lists/quotes; the parser recurses
     line_max_bytes: int = 4 * 1024 * 1024
     digest_node_bytes: int = 8000  # a node past this size is split by subject, not grown
+    # Capture replaces passwords, PINs, API keys, tokens and private keys in messages with
+    # `[secret masked]` before writing anything (tasks.capture.secrets); extra regular
+    # expressions widen it (a match's first group, or all of it, is masked); false: off.
+    mask_secrets: bool = True
+    secret_patterns: list[str] = Field(default_factory=list)
     lock_wait: float = 5.0  # how long a command or API call waits for a held lock (CLI --wait)
     lock_timeout: float = 600.0  # how long a scheduled flow waits for it
+
+    @field_validator("secret_patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        import re
+
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"secret pattern {pattern!r} is not a regular expression: {exc}") from exc
+        return value
 
     @field_validator("session_dir", "resource_dir", "daily_dir", "digest_dir", "metadata_dir")
     @classmethod

@@ -28,7 +28,8 @@ LIBRARY_HOMES = {"prefect": "memflow.flows", "prefect_dask": "memflow.flows.flee
                  "lancedb": "memflow.tasks.stores.lance",
                  "sentence_transformers": "memflow.tasks.ground.local_embeddings",
                  "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert",
-                 "mcp": "memflow.mcp_server", "zstandard": "memflow.tasks.stores.archive"}
+                 "mcp": "memflow.mcp_server", "zstandard": "memflow.tasks.stores.archive",
+                 "detect_secrets": "memflow.tasks.ground.secret_formats"}
 
 
 def module_files() -> dict[str, Path]:

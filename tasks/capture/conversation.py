@@ -23,6 +23,7 @@ from memflow.schemas.capture import (
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import note_where, refresh_day_index
 from memflow.tasks.capture.extractive import salient_terms, separate_speakers, write_extractive
+from memflow.tasks.capture.secrets import mask_message
 from memflow.tasks.capture.sessionlog import (
     append_messages,
     date_lines,
@@ -195,13 +196,17 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     lay = layout(settings)
     check_session_id(session_id)
     messages, skipped = check_messages(messages, skip_invalid)
+    # secrets are masked before the log is written: nothing downstream ever sees their values
+    masked = [mask_message(m, settings.mask_secrets, settings.secret_patterns) for m in messages]
+    messages, secrets = [m for m, _ in masked], sum(n for _, n in masked)
     write = writer or offline_writer
     tomb = tombstones.load(lay)
     full_log, new_lines, stopped = append_messages(
         lay, session_id, messages, lambda m: tomb.stops(message_key(m), message_text(m)))
     source = log_path(lay, session_id)
     result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
-                              new_messages=len(new_lines), skipped=skipped, stopped=stopped)
+                              new_messages=len(new_lines), skipped=skipped, stopped=stopped,
+                              secrets_masked=secrets)
     by_day = date_lines(full_log, settings.timezone, day, today(settings))
     done = read_json(_state_path(lay, session_id), {})
     # A date is (re)written when it has lines past its watermark: new messages, or a writer
@@ -243,5 +248,7 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
         summary = f"{summary or 'no change'}; skipped {len(skipped)} invalid message(s): {skipped[0]}"
     if stopped:
         summary = f"{summary or 'no change'}; {stopped_line(stopped)}"
+    if secrets:
+        summary = f"{summary or 'no change'}; {secrets} secret(s) masked"
     append_event(lay, "auto_memory", changed_paths, summary or "no change")
     return result
