@@ -30,13 +30,16 @@ def test_dated_and_undated_resources_get_notes_with_source_links(settings, lay):
 
 
 def test_unsupported_suffixes_are_skipped_with_a_reason(settings, lay, caplog):
-    put(lay, "resource/a.yml", "x: 1")
-    put(lay, "resource/b.pdf", b"%PDF")
+    put(lay, "resource/a.xyz", "x: 1")
+    put(lay, "resource/b.png", b"\x89PNG")
     with caplog.at_level(logging.INFO, logger="memflow.resources"):
         result = auto_resource(settings)
-    assert result.skipped == ["resource/a.yml", "resource/b.pdf"] and result.created == []
-    assert "suffix '.yml' is not one of" in caplog.text
-    assert read_events(lay) == []
+    assert sorted(result.skipped) == ["resource/a.xyz", "resource/b.png"] and result.created == []
+    assert "a .xyz file is not read" in result.skipped["resource/a.xyz"]
+    assert "a .png file is not read" in caplog.text
+    assert "resource/b.png: a .png file is not read" in read_events(lay)[0]["message"]
+    auto_resource(settings)  # named once, not on every run
+    assert sum("skipped" in e["message"] for e in read_events(lay)) == 1
 
 
 def test_modified_updates_same_note_and_unchanged_is_left_alone(settings, lay):
