@@ -6,7 +6,8 @@ files are; then charset-normalizer's candidates. Among candidates that read the 
 cleanly (same "chaos"), windows-1252 is preferred: it is the WHATWG fallback for unlabelled
 Western text, a superset of Latin-1's printable characters, and charset-normalizer otherwise
 often picks a Central European code page for French or Portuguese text (measured: "São" read as
-"Săo"). Bytes no candidate reads, or that read mostly as control characters, are not text.
+"Săo"); and a single-byte guess for text that is mostly ASCII letters gives way to windows-1252
+(measured: "café" read as Urdu cp1006). Bytes no candidate reads, or that read mostly as control characters, are not text.
 """
 
 from __future__ import annotations
@@ -47,13 +48,28 @@ def control_share(text: str) -> float:
 def detect(data: bytes) -> str | None:
     """charset-normalizer's encoding for non-UTF-8 bytes (windows-1252 on a tie), or None."""
     from charset_normalizer import from_bytes
+    from charset_normalizer.utils import is_multi_byte_encoding
 
     matches = list(from_bytes(data[:SAMPLE]))
     if not matches:
         return None
     low = min(m.chaos for m in matches)
     tied = [m for m in matches if m.chaos <= low + CHAOS_TIE]
-    return next((m.encoding for m in tied if m.encoding == PREFERRED), tied[0].encoding)
+    best = next((m.encoding for m in tied if m.encoding == PREFERRED), tied[0].encoding)
+    if best != PREFERRED and not is_multi_byte_encoding(best) and latin_text(data):
+        return PREFERRED
+    return best
+
+
+def latin_text(data: bytes) -> bool:
+    """Mostly ASCII letters and readable as windows-1252: Western text with a few accented
+    letters, which a single-byte guess from a short sample may read as another script."""
+    ascii_letters = sum(1 for b in data[:SAMPLE] if 65 <= b <= 90 or 97 <= b <= 122)
+    try:
+        data[:SAMPLE].decode(PREFERRED)
+    except UnicodeDecodeError:
+        return False
+    return ascii_letters > 0.5 * sum(1 for b in data[:SAMPLE] if b > 64 and b != 0x7f)
 
 
 def decoded(data: bytes, policy: DecodePolicy = "replace", name: str = "",
