@@ -233,9 +233,11 @@ def cmd_resources(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        for label in ("created", "updated", "removed", "skipped"):
+        for label in ("created", "updated", "removed"):
             for rel in getattr(result, label):
                 print(f"{label}: {rel}")
+        for rel, why in result.skipped.items():
+            print(f"skipped: {rel}: {why}")
         for rel, error in result.failed.items():
             print(f"failed: {rel}: {error}", file=sys.stderr)
         if result.waiting:
@@ -473,6 +475,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     resources = report["resources"]
     print(f"resources: {resources['refused']} refused (until they change), {resources['waiting_to_retry']} "
           "waiting to retry" + (f" (next after {resources['next_retry']})" if resources["next_retry"] else ""))
+    for rel, why in resources.get("not_read", {}).items():
+        print(f"  not read: {rel}: {why}")
     print("lock: " + (f"{lock['job']} since {lock['since']} (pid {lock['pid']} on {lock['host']}"
                       f"{'' if lock['alive'] else ', gone'})" if lock else "free"))
     for job, run in sorted(report["jobs"].items()):

@@ -76,7 +76,7 @@ class ResourceResult(BaseModel):
     created: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(default_factory=dict)  # path -> why its type is not read
     failed: dict[str, str] = Field(default_factory=dict)
     # resource -> when it is tried again (an earlier model/network failure; not yet due)
     waiting: dict[str, str] = Field(default_factory=dict)

@@ -30,13 +30,16 @@ def test_dated_and_undated_resources_get_notes_with_source_links(settings, lay):
 
 
 def test_unsupported_suffixes_are_skipped_with_a_reason(settings, lay, caplog):
-    put(lay, "resource/a.yml", "x: 1")
-    put(lay, "resource/b.pdf", b"%PDF")
+    put(lay, "resource/a.xyz", "x: 1")
+    put(lay, "resource/b.png", b"\x89PNG")
     with caplog.at_level(logging.INFO, logger="memflow.resources"):
         result = auto_resource(settings)
-    assert result.skipped == ["resource/a.yml", "resource/b.pdf"] and result.created == []
-    assert "suffix '.yml' is not one of" in caplog.text
-    assert read_events(lay) == []
+    assert sorted(result.skipped) == ["resource/a.xyz", "resource/b.png"] and result.created == []
+    assert "a .xyz file is not read" in result.skipped["resource/a.xyz"]
+    assert "a .png file is not read" in caplog.text
+    assert "resource/b.png: a .png file is not read" in read_events(lay)[0]["summary"]
+    auto_resource(settings)  # named once, not on every run
+    assert sum("skipped" in e["summary"] for e in read_events(lay)) == 1
 
 
 def test_modified_updates_same_note_and_unchanged_is_left_alone(settings, lay):
@@ -66,12 +69,16 @@ def test_large_files_are_read_in_part_and_say_so(settings, lay):
 
 
 def test_invalid_utf8_policy(settings, lay):
-    put(lay, "resource/2026-02-03/bad.txt", b"caf\xe9 au lait\n")
+    # Latin-1 bytes are detected and read (both policies); bytes invalid in the encoding their
+    # byte-order mark names are refused under `strict` and replaced otherwise.
+    put(lay, "resource/2026-02-03/latin.txt", b"caf\xe9 au lait\n")
+    put(lay, "resource/2026-02-03/bad.txt", b"\xef\xbb\xbfcaf\xe9 au lait\n")
     strict = settings.model_copy(update={"decode_errors": "strict"})
     result = auto_resource(strict)
-    assert "resource/2026-02-03/bad.txt" in result.failed and result.created == []
+    assert "resource/2026-02-03/bad.txt" in result.failed and len(result.created) == 1
+    assert "café au lait" in (lay.root / result.created[0]).read_text()
     assert auto_resource(strict).failed == {}  # refused once (inbox), not again until it changes
-    assert "not valid UTF-8" in read_events(lay)[-1]["summary"]
+    assert any("not valid utf-8-sig" in e["summary"] for e in read_events(lay))
     result = auto_resource(settings)  # another policy: tried again
     assert result.created and "caf\ufffd au lait" in (lay.root / result.created[0]).read_text()
 

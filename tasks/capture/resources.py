@@ -25,7 +25,7 @@ from pathlib import Path
 from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import day_index_stale, note_where, refresh_day_index
-from memflow.tasks.ground.convert import Converted, NotText, convert, looks_binary
+from memflow.tasks.ground.convert import DOCUMENT_SUFFIXES, READABLE_SUFFIXES, Converted, NotText, read_resource
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
 from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
@@ -39,15 +39,10 @@ from memflow.tasks.ground.workspace import (
     today,
     unique_path,
 )
-from memflow.tasks.stores.files import (
-    atomic_write_json,
-    atomic_write_text,
-    decode,
-    read_json,
-)
+from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
 
 log = logging.getLogger("memflow.resources")
-SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".html")
+SUFFIXES = READABLE_SUFFIXES
 CATALOG = "resource_catalog.json"
 CARD_LINES = 12
 
@@ -80,16 +75,22 @@ def extractive_card(rel: str, text: str, truncated: bool) -> tuple[str, str]:
     return description, "\n".join(picked)
 
 
-def scan_resources(lay: Layout, problems: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
-    """(path -> sha256 for files of known suffix, skipped paths). Files that cannot be read
-    (symlink loops, FIFOs, permissions) go to `problems` with their reason."""
+def skip_reason(rel: str) -> str:
+    suffix = Path(rel).suffix.lower()
+    kind = f"a {suffix} file" if suffix else "a file without a suffix"
+    return f"{kind} is not read (read: {' '.join(s.lstrip('.') for s in SUFFIXES)})"
+
+
+def scan_resources(lay: Layout, problems: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(path -> sha256 for files of a readable type, path -> why it is left out for the others).
+    Files that cannot be read (symlink loops, FIFOs, permissions) go to `problems` with their
+    reason."""
     problems = {} if problems is None else problems
-    found, skipped = {}, []
+    found, skipped = {}, {}
     for rel in sorted(file_stats(lay, [lay.resource], ("",), problems)):
-        suffix = Path(rel).suffix.lower()
-        if suffix not in SUFFIXES:
-            log.info("skipping %s: suffix %r is not one of %s", rel, suffix, ", ".join(SUFFIXES))
-            skipped.append(rel)
+        if not rel.lower().endswith(SUFFIXES):
+            skipped[rel] = skip_reason(rel)
+            log.info("skipping %s: %s", rel, skipped[rel])
             continue
         try:
             found[rel] = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest()
@@ -103,12 +104,13 @@ _ANCHOR_RE = re.compile(r"\[\[([^\]#|]+)#L(\d+)\]\]")
 
 def _relink(card: str, rel: str, converted: Converted) -> str:
     """Card links to lines of the converted text -> links to the file's lines (or to the file
-    when conversion moved its lines, as HTML or JSON do)."""
+    when conversion moved its lines, as HTML or JSON do, with the page of a PDF's line)."""
     def fix(match: re.Match) -> str:
         if match.group(1) != rel:
             return match.group(0)
         if not converted.lines_match_file:
-            return f"[[{rel}]]"
+            labels, line = converted.line_labels, int(match.group(2))
+            return f"[[{rel}]] ({labels[line - 1]})" if 0 < line <= len(labels) else f"[[{rel}]]"
         return f"[[{rel}#L{int(match.group(2)) + converted.first_line - 1}]]"
 
     return _ANCHOR_RE.sub(fix, card)
@@ -122,11 +124,7 @@ def card_of(lay: Layout, folder: str, rel: str) -> str | None:
 
 def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, reader: Reader,
                         current: str | None) -> str:
-    data = (lay.root / rel).read_bytes()
-    if looks_binary(data):
-        raise NotText(f"{rel}: binary content, not text; no note written (give it a text file)")
-    truncated = len(data) > settings.resource_max_bytes
-    converted = convert(rel, decode(data[: settings.resource_max_bytes], settings.decode_errors, rel))
+    converted, truncated = read_for_card(lay, settings, rel)
     description, card = reader(rel, converted.text, truncated)
     card = _relink(card, rel, converted)
     name = rel.rsplit("/", 1)[-1]
@@ -136,11 +134,38 @@ def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, re
     if isinstance(own.get("description") or own.get("title"), str):
         description = f"{name}: {str(own.get('description') or own.get('title'))[:150]}"
     meta = {"name": name, "description": description, "source_resource": f"[[{rel}]]"}
+    if converted.encoding not in ("utf-8", "ascii", ""):
+        meta["encoding"] = converted.encoding  # what the file was read as (it is not UTF-8)
+    if converted.document is not None:
+        sections = converted.document.sections
+        meta["pages" if rel.lower().endswith(".pdf") else "sections"] = len(sections)
+        if converted.document.partial:
+            meta["read_in_part"] = converted.document.partial
     if own:  # the file's own frontmatter, as fields of the card (never as text)
         meta["resource_meta"] = {str(k): v if isinstance(v, (str, int, float, bool)) else str(v)
                                  for k, v in list(own.items())[:20]}
     atomic_write_text(lay.root / target, render_note(meta, f"\n# {name}\n\n{card}\n"))
     return target
+
+
+def read_for_card(lay: Layout, settings: Settings, rel: str) -> tuple[Converted, bool]:
+    """(the file's text, read in part?): a text file's first `resource_max_bytes` bytes; a PDF or
+    Word file whole (up to `resource_index_max_bytes`), its text cut to `resource_max_bytes`."""
+    path, limit = lay.root / rel, settings.resource_max_bytes
+    if not rel.lower().endswith(DOCUMENT_SUFFIXES):
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+        converted = read_resource(rel, data[:limit], settings.decode_errors, partial=len(data) > limit)
+        return converted, len(data) > limit
+    size = path.stat().st_size
+    if size > settings.resource_index_max_bytes:
+        raise NotText(f"{rel}: {size:,} bytes is over resource_index_max_bytes "
+                      f"({settings.resource_index_max_bytes:,}); not read")
+    converted = read_resource(rel, path.read_bytes(), settings.decode_errors)
+    cut = len(converted.text.encode("utf-8")) > limit
+    if cut:
+        converted.text = converted.text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    return converted, cut or bool(converted.document and converted.document.partial)
 
 
 TRANSIENT = (ModelCallError, ModelOutputError, ConnectionError, TimeoutError)
@@ -225,6 +250,19 @@ def _remove_gone(lay: Layout, catalog: dict, gone: list[str], result: ResourceRe
         atomic_write_json(lay.state_dir / CATALOG, catalog)
 
 
+def note_skipped(lay: Layout, catalog: dict, skipped: dict[str, str]) -> None:
+    """Record the files left out for their type in the catalog (what `status` lists) and name
+    the ones not left out before in one inbox event; a file left out before is not named again."""
+    fresh = {rel: why for rel, why in skipped.items() if catalog.get(rel, {}).get("skipped") != why}
+    for rel, why in skipped.items():
+        if "note" not in catalog.get(rel, {}) or not catalog[rel].get("note"):
+            catalog[rel] = {"skipped": why}
+    if fresh:
+        atomic_write_json(lay.state_dir / CATALOG, catalog)
+        append_event(lay, "auto_resource", sorted(fresh), f"skipped {len(fresh)} file(s): " + "; ".join(
+            f"{rel}: {why}" for rel, why in sorted(fresh.items())[:20]))
+
+
 def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceResult:
     lay = layout(settings)
     read = reader or extractive_card
@@ -234,10 +272,12 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
     found, skipped = scan_resources(lay, problems)
     result = ResourceResult(skipped=skipped, failed=dict(problems))
     days: set[date] = set()
-    reading = f"{settings.decode_errors}|{settings.resource_max_bytes}"  # how a refused file was read
+    # how a refused file was read (2: encodings detected, PDF and Word read): a new way retries it
+    reading = f"{settings.decode_errors}|{settings.resource_max_bytes}|2"
     now = time.time()
+    note_skipped(lay, catalog, skipped)
     for rel, sha in found.items():
-        known = catalog.get(rel)
+        known = catalog.get(rel) if "skipped" not in catalog.get(rel, {}) else None
         if _done(lay, known, sha, reading):
             continue
         if due := waiting_until(known, sha, settings.model_retry_seconds, now):
@@ -254,7 +294,7 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
         catalog[rel] = {"sha256": sha, "note": note}
         atomic_write_json(catalog_path, catalog)  # after the note: a failure is retried
         days.add(day)
-    _remove_gone(lay, catalog, sorted(set(catalog) - set(found) - set(problems)), result, days)
+    _remove_gone(lay, catalog, sorted(set(catalog) - set(found) - set(problems) - set(skipped)), result, days)
     # a day whose index a killed run did not refresh is refreshed now
     card_days = {date_of(entry["note"]) for entry in catalog.values() if entry.get("note")}
     days |= {d for d in card_days if d and day_index_stale(lay, d)}
@@ -273,7 +313,9 @@ def catalog_counts(lay: Layout, base: float) -> dict:
     catalog: dict[str, dict] = read_json(lay.state_dir / CATALOG, {}) or {}
     waiting = sorted(retry_after(e, base) for e in catalog.values() if e.get("failed"))
     return {"refused": sum(1 for e in catalog.values() if e.get("refused") and not e.get("failed")),
-            "waiting_to_retry": len(waiting), "next_retry": waiting[0] if waiting else None}
+            "waiting_to_retry": len(waiting), "next_retry": waiting[0] if waiting else None,
+            "not_read": {rel: e.get("skipped") or e.get("refused") for rel, e in sorted(catalog.items())
+                         if (e.get("skipped") or e.get("refused")) and not e.get("failed")}}
 
 
 def adopt_resource_notes(settings: Settings, notes: dict[str, str]) -> int:

@@ -83,6 +83,9 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
     if resources["waiting_to_retry"]:
         warnings.append(f"{resources['waiting_to_retry']} resource(s) failed on a model or network error and "
                         f"wait to retry (next after {resources['next_retry']}): `memflow resources` then")
+    if resources["not_read"]:
+        warnings.append(f"{len(resources['not_read'])} resource file(s) not read, each with its reason in "
+                        "resources.not_read")
     jobs = read_json(lay.state_dir / JOBS_FILE, {}) or {}
     for job, run in sorted(jobs.items()):
         if run.get("result") == "failed":

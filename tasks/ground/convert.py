@@ -3,8 +3,9 @@ beautifulsoup4 and markdownify.
 
 HTML becomes Markdown (scripts, styles, navigation, headers, footers and forms dropped; headings,
 lists, links and tables kept); a Markdown file's frontmatter becomes card fields, not text;
-JSON/JSONL/YAML become `key.path: value` lines and CSV `column: value` rows; binary content is
-refused. `lines_match_file` says whether line N of the text is line N of the file (so a card may
+JSON/JSONL/YAML become `key.path: value` lines and CSV/TSV `column: value` rows; PDF and Word
+files their text by page or heading (`documents`); binary content is refused. `read_resource`
+takes a file's bytes in any encoding (`encoding`). `lines_match_file` says whether line N of the text is line N of the file (so a card may
 link to `file#LN`).
 """
 
@@ -17,15 +18,19 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from memflow.tasks.ground.documents import DOCUMENT_SUFFIXES, Document, read_document
+from memflow.tasks.ground.encoding import NotText, decoded
 from memflow.tasks.ground.markdown import split_frontmatter
 from memflow.tasks.ground.notes import expanded_size, load_yaml, parse_note
+from memflow.tasks.stores.files import DecodePolicy
 
 DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside",
                 "form", "iframe", "svg", "canvas", "button")
 
 
-class NotText(ValueError):
-    """The file's content is not text (a binary file with a text suffix)."""
+TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".log", ".json", ".jsonl", ".csv", ".tsv", ".yaml",
+                 ".yml", ".html", ".htm")
+READABLE_SUFFIXES = TEXT_SUFFIXES + DOCUMENT_SUFFIXES
 
 
 @dataclass
@@ -34,6 +39,9 @@ class Converted:
     meta: dict = field(default_factory=dict)
     lines_match_file: bool = True
     first_line: int = 1  # file line of the text's first line (after frontmatter)
+    encoding: str = "utf-8"  # what the file's bytes were read as ("" for a PDF or Word file)
+    document: Document | None = None  # a PDF or Word file's pages or sections
+    line_labels: list[str] = field(default_factory=list)  # per text line: where it is ("page 3")
 
 
 def binary_reason(data: bytes) -> str:
@@ -89,7 +97,7 @@ def convert(rel: str, text: str) -> Converted:
     suffix = rel.rsplit(".", 1)[-1].lower()
     if suffix in ("html", "htm"):
         return Converted(html_to_markdown(text), lines_match_file=False)
-    if suffix == "md":
+    if suffix in ("md", "markdown"):
         front, body, first = split_frontmatter(text)
         meta = parse_note(rel, text).metadata if front is not None else {}
         return Converted(body, meta=meta, first_line=first)
@@ -115,8 +123,8 @@ def convert(rel: str, text: str) -> Converted:
         if expanded_size(value, budget) > budget:  # aliases that expand past the text: read as is
             return Converted(text)
         return Converted("\n".join(_key_paths(value)), lines_match_file=False)
-    if suffix == "csv":
-        rows = list(csv.reader(io.StringIO(text)))
+    if suffix in ("csv", "tsv"):
+        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if suffix == "tsv" else ","))
         if len(rows) < 2:
             return Converted(text)
         header = rows[0]
@@ -124,3 +132,18 @@ def convert(rel: str, text: str) -> Converted:
                                       for row in rows[1:]]
         return Converted("\n".join(lines))  # row N is file line N (no quoted newlines assumed)
     return Converted(text)
+
+
+def read_resource(rel: str, data: bytes, policy: DecodePolicy = "replace", partial: bool = False) -> Converted:
+    """A resource file's bytes -> its text as a card and the index read it. Raises NotText for
+    content that is not text (binary, encrypted or scanned PDF...). `partial`: the bytes are the
+    start of a larger text file."""
+    if rel.lower().endswith(DOCUMENT_SUFFIXES):
+        document = read_document(rel, data)
+        labels = [s.label for s in document.sections for _ in range(s.text.count("\n") + 2)]
+        return Converted(document.text, lines_match_file=False, encoding="", document=document,
+                         line_labels=labels if rel.lower().endswith(".pdf") else [])
+    text, encoding = decoded(data, policy, rel, partial)
+    converted = convert(rel, text)
+    converted.encoding = encoding
+    return converted

@@ -293,3 +293,37 @@ def chunk_transcript(lines: list[str], heading: str, budget: int) -> list[Piece]
         size += len(line.encode()) + 1
     flush()
     return out
+
+
+def chunk_sections(sections: list, budget: int) -> list[tuple[int, int, str, str]]:
+    """A PDF's pages or a Word file's sections (`documents.Section`) -> (first, last, heading,
+    text) chunks: neighbouring sections packed while they fit the budget, a longer one cut into
+    byte windows; `first`/`last` are page (PDF) or paragraph (Word) numbers, the heading says
+    which ("page 3", "pages 3-4", "Setup > Install")."""
+    out: list[tuple[int, int, str, str]] = []
+    group: list = []
+
+    def flush() -> None:
+        if not group:
+            return
+        first, last = group[0].first, group[-1].last
+        labels = list(dict.fromkeys(s.label for s in group))
+        if all(s.label.startswith("page ") for s in group) and len(group) > 1:
+            heading = f"pages {first}-{last}"
+        else:
+            heading = "; ".join(labels)
+        out.append((first, last, heading, "\n\n".join(s.text for s in group)))
+        group.clear()
+
+    for section in sections:
+        size = len(section.text.encode("utf-8"))
+        if size > budget:
+            flush()
+            out.extend((section.first, section.last, section.label, window)
+                       for _, _, window in chunk_bytes(section.text, budget))
+            continue
+        if group and sum(len(s.text.encode("utf-8")) + 2 for s in group) + size > budget:
+            flush()
+        group.append(section)
+    flush()
+    return out

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import CHUNKS, SCHEMA_VERSION, IndexSummary
-from memflow.tasks.ground.convert import convert, looks_binary
+from memflow.tasks.ground.convert import READABLE_SUFFIXES, NotText, read_resource
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
@@ -73,7 +73,12 @@ def pipeline_version(settings: Settings) -> str:
     return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
 
-RESOURCE_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html", ".htm")
+RESOURCE_SUFFIXES = READABLE_SUFFIXES
+
+
+def converted_source(data: bytes, converted) -> str:
+    """The file's own text (what its line numbers count): the decoded bytes, frontmatter kept."""
+    return data.decode(converted.encoding or "utf-8", errors="replace").removeprefix("\ufeff")
 
 
 def indexed_files(lay: Layout, max_resource_bytes: int | None = None,
@@ -155,23 +160,29 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
 def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind: str,
                   day) -> tuple[dict, list[dict], list[dict]]:
     """A text resource, whole: CSV by rows under their header, JSON/YAML/HTML by their converted
-    text (results span the file), other text by byte windows with their line range. Binary
-    content gives no chunks."""
+    text (results span the file), other text by byte windows with their line range, in whatever
+    encoding it was saved; a PDF by pages (start/end line: page numbers, heading "page N"), a Word
+    file by headings (start/end line: paragraph numbers). Content with no text gives no chunks."""
     name = rel.rsplit("/", 1)[-1]
     row = {"path": rel, "layer": "resource", "kind": kind, "size": len(data), "mtime_ns": 0,
            "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline, "name": name,
            "description": ""}
-    if looks_binary(data):
-        log.warning("%s is not indexed: binary content", rel)
+    try:
+        converted = read_resource(rel, data, settings.decode_errors)
+    except NotText as exc:  # binary, or a PDF with no text (encrypted, scanned): named, no chunks
+        log.warning("%s is not indexed: %s", rel, str(exc).removeprefix(f"{rel}: "))
         return row, [], []
-    text = decode(data, settings.decode_errors, rel)
-    pieces = chunking.chunk_resource(rel, text, convert(rel, text), settings.chunk_bytes)
+    if converted.document is not None:
+        pieces = chunking.chunk_sections(converted.document.sections, settings.chunk_bytes)
+    else:
+        pieces = [(start, end, "", body) for start, end, body in
+                  chunking.chunk_resource(rel, converted_source(data, converted), converted, settings.chunk_bytes)]
     chunks = []
-    for n, (start, end, body) in enumerate(pieces):
+    for n, (start, end, heading, body) in enumerate(pieces):
         terms = tokenize(searchable_text(f"{name}\n{body}" if n == 0 else body), settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
-            "date": day, "start_line": start, "end_line": end, "heading_path": "", "text": body,
+            "date": day, "start_line": start, "end_line": end, "heading_path": heading, "text": body,
             "name": name if n == 0 else "", "description": "", "n_tokens": count_tokens(body),
             "terms": terms,
         })
