@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memflow.tasks.stores.files import atomic_write_text
+from memflow.tasks.stores.postings import B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts  # noqa: F401
 
 # Row i of docs.arrow is BM25 document i: filter columns plus what a result shows, so a keyword
 # search reads a memory-mapped Arrow file and never queries the tables.
@@ -173,46 +174,6 @@ def _read_arrow(path: Path) -> pa.Table:
     return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
-K1, B = 1.5, 0.75  # Lucene BM25
-
-
-def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]] | None:
-    """`bm25_parts` without the term frequencies and lengths."""
-    parts = bm25_parts(terms)
-    return None if parts is None else parts[:2]
-
-
-def bm25_parts(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int], np.ndarray, np.ndarray] | None:
-    """BM25 (Lucene: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf / (tf + k1 (1 - b + b L/avgL)))
-    as bm25s's CSC score matrix (one column per term) and vocabulary, from one list of terms per
-    document, plus each posting's term frequency (float32, aligned with the scores) and each
-    document's length (what a delta segment merges); None when there are no terms. Vectorised
-    with Arrow and NumPy: bm25s's own `index()` loops in Python per document: ~8x slower at 10k
-    notes (benchmarks/bm25_build.py)."""
-    if isinstance(terms, pa.ChunkedArray):
-        terms = terms.combine_chunks() if terms.num_chunks else pa.array([], pa.list_(pa.string()))
-    lengths = pc.fill_null(pc.list_value_length(terms), 0).to_numpy(zero_copy_only=False)
-    flat = pc.list_flatten(terms)
-    if len(flat) == 0:
-        return None
-    encoded = pc.dictionary_encode(flat)
-    vocab = encoded.dictionary.to_pylist()
-    n_docs, n_vocab = len(lengths), len(vocab)
-    key = np.int32 if n_vocab * n_docs < 2**31 else np.int64  # halves the temporaries' peak
-    term = encoded.indices.to_numpy(zero_copy_only=False).astype(key)
-    doc = np.repeat(np.arange(n_docs, dtype=key), lengths)
-    pairs, tf = np.unique(term * key(n_docs) + doc, return_counts=True)  # by term, then doc
-    term, doc = pairs // n_docs, pairs % n_docs
-    df = np.bincount(term, minlength=n_vocab)
-    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-    norm = K1 * ((1 - B) + B * lengths[doc] / lengths.mean())
-    scores = (idf[term] * tf / (norm + tf)).astype(np.float32)
-    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int32)
-    matrix = {"data": scores, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
-    return (matrix, {token: n for n, token in enumerate(vocab)}, tf.astype(np.float32),
-            lengths.astype(np.int32))
-
-
 def bm25_retriever(terms: pa.Array | pa.ChunkedArray, parts=None):
     """A bm25s.BM25 over `bm25_parts(terms)` (or the `parts` given), ready to score and save;
     None without terms."""
@@ -335,46 +296,6 @@ def _layers(gen: Path) -> list[str]:
     return main.filter(live).column("layer").to_pylist() + docs.column("layer").to_pylist()
 
 
-@dataclass
-class Postings:
-    """A saved bm25s index read without bm25s (whose import pulls scipy: a third of a CLI
-    search's start-up): per token, its documents and their precomputed BM25 weights (the CSC
-    arrays bm25s saves). `get_scores` matches `bm25s.BM25.get_scores`."""
-
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    vocab_dict: dict[str, int]
-    num_docs: int
-    tf: np.ndarray | None = None  # per posting, aligned with `data` (what a delta merges)
-    lengths: np.ndarray | None = None  # per document
-
-    @classmethod
-    def read(cls, folder: Path) -> "Postings":
-        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
-        vocab = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
-        return cls(np.load(folder / "data.csc.index.npy", mmap_mode="r"),
-                   np.load(folder / "indices.csc.index.npy", mmap_mode="r"),
-                   np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]),
-                   np.load(folder / "tf.npy", mmap_mode="r"), np.load(folder / "lengths.npy", mmap_mode="r"))
-
-    def doc_freq(self, token: str) -> int:
-        t = self.vocab_dict[token]
-        return int(self.indptr[t + 1]) - int(self.indptr[t])
-
-    def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
-        """BM25 of every document: the sum over `tokens` of each token's score (times its weight)."""
-        scores = np.zeros(self.num_docs, dtype=np.float32)
-        for token in tokens:
-            t = self.vocab_dict[token]
-            start, end = int(self.indptr[t]), int(self.indptr[t + 1])
-            part = self.data[start:end]
-            if weights is not None:
-                part = part * np.float32(weights.get(token, 1.0))
-            np.add.at(scores, self.indices[start:end], part)
-        return scores
-
-
 def load(folder: Path, previous: KeywordIndex | None = None) -> KeywordIndex | None:
     """The current snapshot, or None without one (see `with_current`). `previous`: an index read
     before, whose main segment is reused when the current generation is a delta on it."""
@@ -405,8 +326,6 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
         raise SnapshotOutdated(f"the search snapshot in {gen} has format {meta.get('format', 1)}, "
                                f"this version reads {SNAPSHOT_FORMAT}")
     if meta.get("base"):
-        from memflow.tasks.stores.segments import load_delta
-
         main = (previous.main or previous) if previous is not None else None
         if main is None or main.generation != meta["base"]:
             main = _load_generation(gen.parent / meta["base"])
@@ -419,6 +338,38 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
         has_vector = np.load(gen / "has_vector.npy")
     links, files = _read_arrow(gen / "links.arrow"), _read_arrow(gen / "files.arrow")
     return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files, generation=gen.name)
+
+
+def same_schema(table: pa.Table, like: pa.Table) -> pa.Table:
+    return table.select(like.column_names).cast(like.schema)
+
+
+def rows_not_in(table: pa.Table, column: str, values: list[str]) -> pa.Table:
+    return table.filter(pc.invert(pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))))
+
+
+def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
+    """The index a delta generation names: `main` (its base, read or reused) plus the delta."""
+    read = _read_arrow
+    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
+    docs = same_schema(read(gen / "docs.arrow"), main.docs)
+    terms = read(gen / "terms.arrow").column("terms")
+    alive = pc.invert(pc.is_in(main.docs.column("path"), value_set=pa.array(removed, pa.string())))
+    alive = pc.fill_null(alive, True).to_numpy(zero_copy_only=False)
+    parts = bm25_parts(terms)
+    postings = MergedPostings(main.retriever, main.size, alive, parts)
+    links = pa.concat_tables([rows_not_in(main.links, "source", removed),
+                              same_schema(read(gen / "links.arrow"), main.links)])
+    files = pa.concat_tables([rows_not_in(main.files, "path", removed),
+                              same_schema(read(gen / "files.arrow"), main.files)])
+    vectors = has_vector = None
+    if main.vectors is not None and (gen / "vectors.npy").exists():
+        vectors = np.load(gen / "vectors.npy")
+        has_vector = np.concatenate([main.has_vector, np.load(gen / "has_vector.npy")])
+    return KeywordIndex(postings, pa.concat_tables([main.docs, docs]), meta, main.vectors, has_vector,
+                        links, files, generation=gen.name,
+                        alive=np.concatenate([alive, np.ones(docs.num_rows, dtype=bool)]),
+                        main=main, delta_vectors=vectors)
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:

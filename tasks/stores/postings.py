@@ -1,0 +1,162 @@
+"""BM25 postings read without bm25s: the main segment's saved CSC arrays (`Postings`) and a
+main segment's live rows merged with a delta's (`MergedPostings`), scored with the merged
+statistics in the same floating-point order as a full build (`bm25_parts`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+K1, B = 1.5, 0.75  # Lucene BM25
+
+
+def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]] | None:
+    """`bm25_parts` without the term frequencies and lengths."""
+    parts = bm25_parts(terms)
+    return None if parts is None else parts[:2]
+
+
+def bm25_parts(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int], np.ndarray, np.ndarray] | None:
+    """BM25 (Lucene: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf / (tf + k1 (1 - b + b L/avgL)))
+    as bm25s's CSC score matrix (one column per term) and vocabulary, from one list of terms per
+    document, plus each posting's term frequency (float32, aligned with the scores) and each
+    document's length (what a delta segment merges); None when there are no terms. Vectorised
+    with Arrow and NumPy: bm25s's own `index()` loops in Python per document: ~8x slower at 10k
+    notes (benchmarks/bm25_build.py)."""
+    if isinstance(terms, pa.ChunkedArray):
+        terms = terms.combine_chunks() if terms.num_chunks else pa.array([], pa.list_(pa.string()))
+    lengths = pc.fill_null(pc.list_value_length(terms), 0).to_numpy(zero_copy_only=False)
+    flat = pc.list_flatten(terms)
+    if len(flat) == 0:
+        return None
+    encoded = pc.dictionary_encode(flat)
+    vocab = encoded.dictionary.to_pylist()
+    n_docs, n_vocab = len(lengths), len(vocab)
+    key = np.int32 if n_vocab * n_docs < 2**31 else np.int64  # halves the temporaries' peak
+    term = encoded.indices.to_numpy(zero_copy_only=False).astype(key)
+    doc = np.repeat(np.arange(n_docs, dtype=key), lengths)
+    pairs, tf = np.unique(term * key(n_docs) + doc, return_counts=True)  # by term, then doc
+    term, doc = pairs // n_docs, pairs % n_docs
+    df = np.bincount(term, minlength=n_vocab)
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    norm = K1 * ((1 - B) + B * lengths[doc] / lengths.mean())
+    scores = (idf[term] * tf / (norm + tf)).astype(np.float32)
+    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int32)
+    matrix = {"data": scores, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
+    return (matrix, {token: n for n, token in enumerate(vocab)}, tf.astype(np.float32),
+            lengths.astype(np.int32))
+
+
+@dataclass
+class Postings:
+    """A saved bm25s index read without bm25s (whose import pulls scipy: a third of a CLI
+    search's start-up): per token, its documents and their precomputed BM25 weights (the CSC
+    arrays bm25s saves). `get_scores` matches `bm25s.BM25.get_scores`."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    vocab_dict: dict[str, int]
+    num_docs: int
+    tf: np.ndarray | None = None  # per posting, aligned with `data` (what a delta merges)
+    lengths: np.ndarray | None = None  # per document
+
+    @classmethod
+    def read(cls, folder: Path) -> "Postings":
+        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        vocab = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
+        return cls(np.load(folder / "data.csc.index.npy", mmap_mode="r"),
+                   np.load(folder / "indices.csc.index.npy", mmap_mode="r"),
+                   np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]),
+                   np.load(folder / "tf.npy", mmap_mode="r"), np.load(folder / "lengths.npy", mmap_mode="r"))
+
+    def doc_freq(self, token: str) -> int:
+        t = self.vocab_dict[token]
+        return int(self.indptr[t + 1]) - int(self.indptr[t])
+
+    def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
+        """BM25 of every document: the sum over `tokens` of each token's score (times its weight)."""
+        scores = np.zeros(self.num_docs, dtype=np.float32)
+        for token in tokens:
+            t = self.vocab_dict[token]
+            start, end = int(self.indptr[t]), int(self.indptr[t + 1])
+            part = self.data[start:end]
+            if weights is not None:
+                part = part * np.float32(weights.get(token, 1.0))
+            np.add.at(scores, self.indices[start:end], part)
+        return scores
+
+
+class _Vocab:
+    """Token membership over the main and delta vocabularies (no merged dict is built)."""
+
+    def __init__(self, main: dict[str, int], delta: dict[str, int]):
+        self.main, self.delta = main, delta
+
+    def __contains__(self, token: object) -> bool:
+        return token in self.main or token in self.delta
+
+    def get(self, token: str, default=None):
+        return token if token in self else default
+
+
+class MergedPostings:
+    """BM25 over a main segment's live rows plus a delta's rows (rows `n_main...`), scored with
+    the merged statistics. Same interface as `Postings` (`get_scores`, `doc_freq`,
+    `vocab_dict`, `num_docs`)."""
+
+    def __init__(self, main: Postings | None, n_main: int, alive: np.ndarray, delta: tuple | None):
+        empty = np.zeros(0, dtype=np.int32)
+        self.main = main
+        self.alive = alive
+        self.delta = delta  # (matrix, vocab, tf, lengths) of the delta rows, or None
+        lengths = [main.lengths if main is not None else np.zeros(n_main, dtype=np.int32),
+                   delta[3] if delta is not None else empty]
+        all_lengths = np.concatenate(lengths)
+        live = np.concatenate([alive, np.ones(len(lengths[1]), dtype=bool)])
+        self.num_docs = int(live.sum())
+        mean = all_lengths[live].sum(dtype=np.float64) / self.num_docs if self.num_docs else 1.0
+        # the expression of bm25_parts, term for term
+        self.norm = K1 * ((1 - B) + B * all_lengths / mean)
+        self.n_main = n_main
+        self.vocab_dict = _Vocab(main.vocab_dict if main is not None else {},
+                                 delta[1] if delta is not None else {})
+        self._df: dict[str, int] = {}
+
+    def _slices(self, token: str):
+        """(row numbers, term frequencies) of the token's postings in each segment."""
+        if self.main is not None and token in self.main.vocab_dict:
+            t = self.main.vocab_dict[token]
+            start, end = int(self.main.indptr[t]), int(self.main.indptr[t + 1])
+            rows = np.asarray(self.main.indices[start:end])
+            yield rows, np.asarray(self.main.tf[start:end]), self.alive[rows]
+        if self.delta is not None and token in self.delta[1]:
+            matrix, vocab, tf, _ = self.delta
+            t = vocab[token]
+            start, end = int(matrix["indptr"][t]), int(matrix["indptr"][t + 1])
+            rows = matrix["indices"][start:end]
+            yield rows + self.n_main, tf[start:end], None
+
+    def doc_freq(self, token: str) -> int:
+        if token not in self._df:
+            self._df[token] = sum(int(live.sum()) if live is not None else len(rows)
+                                  for rows, _, live in self._slices(token))
+        return self._df[token]
+
+    def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
+        scores = np.zeros(len(self.norm), dtype=np.float32)
+        for token in tokens:
+            df = self.doc_freq(token)
+            idf = np.log1p((self.num_docs - np.array([df]) + 0.5) / (np.array([df]) + 0.5))[0]
+            for rows, tf, _ in self._slices(token):
+                tf = tf.astype(np.float64)
+                part = (idf * tf / (self.norm[rows] + tf)).astype(np.float32)
+                if weights is not None:
+                    part = part * np.float32(weights.get(token, 1.0))
+                np.add.at(scores, rows, part)
+        return scores
