@@ -33,7 +33,7 @@ def everything(root, but=()) -> str:
 
 
 def workspace(settings):
-    secret = say("2026-07-01", "secret", "My safe code is 4471-ZULU.", "I live in Berlin, near the park.")
+    secret = say("2026-07-01", "secret", "My boat is moored at berth 4471-ZULU.", "I live in Berlin, near the park.")
     auto_memory(settings, secret, "secret")
     auto_memory(settings, say("2026-07-02", "other", "The boiler is serviced every March."), "other")
     run_dream(settings, date(2026, 7, 2))

@@ -224,7 +224,7 @@ def test_model_faults_keep_the_input_and_a_later_good_run_succeeds(model_setting
     from memflow.tasks.capture.model_writer import example_reply
 
     messages = [{"id": "1", "role": "user", "timestamp": "2026-06-01T08:00:00Z",
-                 "content": "My locker code at the gym is 4711."}]
+                 "content": "My locker at the gym is number 4711."}]
     step = {"status 500": {"status": 500}, "status 429": {"status": 429},
             "cut-off JSON": {"content": '{"keep": true, "name": "Gym", "facts": [{"te'},
             "schema-invalid JSON": {"content": '{"keep": true, "facts": [{"text": 5}]}'},
@@ -239,7 +239,7 @@ def test_model_faults_keep_the_input_and_a_later_good_run_succeeds(model_setting
     assert "Traceback" not in str(caught.value)
     assert [m["content"] for m in read_log(lay, "gym")] == [messages[0]["content"]]  # input kept
     fake_model.script.clear()
-    good = StructuredNote(name="Gym locker", facts=[Item(text="The gym locker code is 4711.", lines=[1])])
+    good = StructuredNote(name="Gym locker", facts=[Item(text="The gym locker is number 4711.", lines=[1])])
     fake_model.script.append({"content": example_reply(good)})
     ok = model_settings.model_copy(update={"model_timeout": 5.0})
     result = auto_memory(ok, messages, "gym", writer=model_writer(ok))

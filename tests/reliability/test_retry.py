@@ -83,7 +83,9 @@ def test_a_failed_model_call_waits_its_backoff_then_the_card_is_written(tmp_path
     assert "blob.txt" not in good.stdout  # still refused, not tried again
     status = memflow(ws, "status", "--json")
     resources = json.loads(status.stdout)["resources"]
-    assert resources == {"refused": 1, "waiting_to_retry": 0, "next_retry": None}
+    assert {k: resources[k] for k in ("refused", "waiting_to_retry", "next_retry")} == {
+        "refused": 1, "waiting_to_retry": 0, "next_retry": None}
+    assert "binary content" in resources["not_read"]["resource/blob.txt"]  # named with its reason
     assert not any("resource(s) failed" in w for w in json.loads(status.stdout)["warnings"])
 
 
