@@ -155,13 +155,13 @@ def _parser() -> argparse.ArgumentParser:
                          "(needs PREFECT_API_URL)")
     lo.add_argument("--workers", type=int, default=2, help="parallel workers with --runner (default 2)")
     lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
-    s = sub.add_parser("fleet", help="one job over every workspace under ROOT (a Prefect flow; "
-                       "worker processes need PREFECT_API_URL)")
+    s = sub.add_parser("fleet", help="one job over every workspace under ROOT (local processes; with "
+                       "--prefect or PREFECT_API_URL a Prefect flow)")
     s.add_argument("fleet_command", choices=["index", "dream", "resources"])
     s.add_argument("roots", nargs="+", metavar="ROOT",
                    help="folders holding workspaces (found by their layout or a memflow.toml), or workspaces")
     s.add_argument("--runner", choices=["local", "dask", "serial"], default="local",
-                   help="local: a pool of processes; dask: a LocalCluster, or --address; serial: one "
+                   help="local: a pool of processes; dask (a Prefect flow, needs a server): a LocalCluster, or --address; serial: one "
                         "workspace at a time in this process (no server needed)")
     s.add_argument("--workers", type=int, default=2)
     s.add_argument("--address", default="", help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")

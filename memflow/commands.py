@@ -365,16 +365,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
-    """Exit 0 when every workspace's job ended ok, 75 when some were only busy, 1 on a failure."""
-    from memflow.flows.fleet import fleet_capture_resources, fleet_dream, fleet_index
-
+    """Exit 0 when every workspace's job ended ok, 75 when some were only busy, 1 on a failure.
+    Without --prefect or PREFECT_API_URL the fleet runs in a local process pool, no Prefect."""
     roots: str | list[str] = args.roots[0] if len(args.roots) == 1 else args.roots
-    runner = {"runner": args.runner, "workers": args.workers, "address": args.address}
-    if args.fleet_command == "dream":
-        summary = fleet_dream(roots, **runner, start_jitter_seconds=args.jitter, date=args.date,
-                              max_units=args.max_units, max_notes=args.max_notes)
+    options = ({"date": args.date, "max_units": args.max_units, "max_notes": args.max_notes}
+               if args.fleet_command == "dream" else {})
+    if use_prefect(args):
+        summary = _fleet_flow(args, roots, options)
     else:
-        summary = (fleet_index if args.fleet_command == "index" else fleet_capture_resources)(roots, **runner)
+        summary = _fleet_local(args, roots, options)
     if args.json:
         print(summary.model_dump_json(indent=2))
     else:
@@ -384,6 +383,33 @@ def cmd_fleet(args: argparse.Namespace) -> int:
                   + (f"  {o.error}" if o.error else ""))
         print(summary.line())
     return EXIT_ERROR if summary.count("failed") else EXIT_BUSY if summary.count("busy") else 0
+
+
+def _fleet_local(args: argparse.Namespace, roots, options: dict):
+    from memflow.tasks.fleet import run_local_fleet
+
+    if args.runner == "dask" or args.address:
+        raise ValueError("a Dask fleet runs as a Prefect flow: its workers report to a Prefect "
+                         "server (start one, set PREFECT_API_URL); on one machine use --runner local")
+    workers = 1 if args.runner == "serial" else args.workers
+    return run_local_fleet(args.fleet_command, roots, workers, jitter_seconds=args.jitter,
+                           options=options)
+
+
+def _fleet_flow(args: argparse.Namespace, roots, options: dict):
+    import os
+
+    if not os.environ.get("PREFECT_API_URL") and args.runner != "serial":
+        raise ValueError(f"--prefect with --runner {args.runner}: worker processes report to the "
+                         "flow's Prefect server, and a temporary one is this process's alone; start "
+                         "one (`prefect server start`) and set PREFECT_API_URL, or drop --prefect "
+                         "to run the fleet on this machine without Prefect")
+    from memflow.flows.fleet import fleet_capture_resources, fleet_dream, fleet_index
+
+    runner = {"runner": args.runner, "workers": args.workers, "address": args.address}
+    if args.fleet_command == "dream":
+        return fleet_dream(roots, **runner, start_jitter_seconds=args.jitter, **options)
+    return (fleet_index if args.fleet_command == "index" else fleet_capture_resources)(roots, **runner)
 
 
 def print_eval(summary: dict, out: str) -> None:
