@@ -178,8 +178,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# commands that make their folder (init, demo, restore, import) or take none of -w
+NO_WORKSPACE = {"init", "demo", "restore", "import", "eval", "fleet"}
+
+
+def check_workspace(args: argparse.Namespace) -> str | None:
+    """The error when -w (or $MEMFLOW_WORKSPACE) names a folder that is not a workspace: a typo
+    must not become a new workspace (`memflow init` makes one)."""
+    if not args.workspace or args.command in NO_WORKSPACE:
+        return None
+    from pathlib import Path
+
+    from memflow.tasks.fleet.discovery import is_workspace
+
+    folder = Path(args.workspace).expanduser()
+    if folder.is_dir() and is_workspace(folder):
+        return None
+    given = "-w" if "MEMFLOW_WORKSPACE" not in os.environ or os.environ["MEMFLOW_WORKSPACE"] != args.workspace \
+        else "MEMFLOW_WORKSPACE"
+    what = "is not a workspace" if folder.is_dir() else "does not exist"
+    return (f"error: {given} {args.workspace}: {what} (no memflow.toml, metadata/state/ or daily/ and "
+            f"session/); `memflow init {args.workspace}` makes one")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    problem = check_workspace(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     if args.wait is not None:
         os.environ["MEMFLOW_LOCK_WAIT"] = str(args.wait)  # read by every command's settings
     from memflow import commands

@@ -20,6 +20,11 @@ def find_workspaces(root: str | Path | list[str | Path], max_depth: int = MAX_DE
     """Workspace folders under `root` (resolved, sorted), or the folders of a list as given
     (each must exist). A root that is itself a workspace is the only one. Hidden folders and
     symlinked folders are not entered (no loops, no second path to one workspace)."""
+    given = root if isinstance(root, list) else [root]
+    if not given or any(not str(p).strip() for p in given):
+        # a deployment's `root: "{{ $MEMFLOW_FLEET_ROOT }}"` with the variable unset: never the cwd
+        raise ValueError("fleet root is empty: set MEMFLOW_FLEET_ROOT (or the deployment's `root` "
+                         "parameter) to the folder holding the workspaces")
     if isinstance(root, list):
         missing = [str(p) for p in root if not Path(p).expanduser().is_dir()]
         if missing:
