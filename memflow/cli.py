@@ -189,10 +189,11 @@ def check_workspace(args: argparse.Namespace) -> str | None:
         return None
     from pathlib import Path
 
-    from memflow.tasks.fleet.discovery import is_workspace
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.ground.workspace import is_workspace, layout
 
     folder = Path(args.workspace).expanduser()
-    if folder.is_dir() and is_workspace(folder):
+    if folder.is_dir() and (is_workspace(folder) or layout(load_settings(folder)).state_dir.is_dir()):
         return None
     given = "-w" if "MEMFLOW_WORKSPACE" not in os.environ or os.environ["MEMFLOW_WORKSPACE"] != args.workspace \
         else "MEMFLOW_WORKSPACE"

@@ -6,14 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memflow.schemas.settings import CONFIG_FILE
+from memflow.tasks.ground.workspace import is_workspace
 
 MAX_DEPTH = 4  # root/workspaces/<agent>/ is depth 2; deeper trees are listed explicitly
-
-
-def is_workspace(folder: Path) -> bool:
-    return ((folder / CONFIG_FILE).is_file() or (folder / "metadata" / "state").is_dir()
-            or ((folder / "daily").is_dir() and (folder / "session").is_dir()))
 
 
 def find_workspaces(root: str | Path | list[str | Path], max_depth: int = MAX_DEPTH) -> list[str]:
