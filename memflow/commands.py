@@ -408,8 +408,9 @@ def _fleet_local(args: argparse.Namespace, roots, options: dict):
     from memflow.tasks.fleet import find_workspaces
 
     workers = 1 if args.runner == "serial" else args.workers
-    with progress(f"fleet {args.fleet_command}", len(find_workspaces(roots)), "workspace") as bar:
-        return run_local_fleet(args.fleet_command, roots, workers, jitter_seconds=args.jitter,
+    found = find_workspaces(roots)  # once: the pool gets the list
+    with progress(f"fleet {args.fleet_command}", len(found), "workspace") as bar:
+        return run_local_fleet(args.fleet_command, found or roots, workers, jitter_seconds=args.jitter,
                                options=options, done=lambda _: bar.update(1))
 
 
