@@ -49,6 +49,15 @@ def task_runner(runner: str = "local", workers: int = 2, address: str = "") -> T
                                           "processes": True, "dashboard_address": ":0"})
 
 
+def require_root(root: str = "") -> dict:
+    """A deploy step of the fleet deployments (prefect.yaml `build:`): `prefect deploy` fails,
+    before the deployment is made, when MEMFLOW_FLEET_ROOT is unset (its `root` would be '')."""
+    if not str(root).strip():
+        raise ValueError("MEMFLOW_FLEET_ROOT is unset: the fleet deployments need the folder holding "
+                         "the workspaces (shared storage, the same path on every worker); set it and deploy again")
+    return {"root": root}
+
+
 def model_calls(settings: Settings) -> tuple:
     """The dream's model calls as the dream flow's tasks (retries at the network edge)."""
     return partial(extract_model, settings), partial(decide_model, settings)

@@ -155,13 +155,13 @@ def _parser() -> argparse.ArgumentParser:
                          "(needs PREFECT_API_URL)")
     lo.add_argument("--workers", type=int, default=2, help="parallel workers with --runner (default 2)")
     lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
-    s = sub.add_parser("fleet", help="one job over every workspace under ROOT (a Prefect flow; "
-                       "worker processes need PREFECT_API_URL)")
+    s = sub.add_parser("fleet", help="one job over every workspace under ROOT (local processes; with "
+                       "--prefect or PREFECT_API_URL a Prefect flow)")
     s.add_argument("fleet_command", choices=["index", "dream", "resources"])
     s.add_argument("roots", nargs="+", metavar="ROOT",
                    help="folders holding workspaces (found by their layout or a memflow.toml), or workspaces")
     s.add_argument("--runner", choices=["local", "dask", "serial"], default="local",
-                   help="local: a pool of processes; dask: a LocalCluster, or --address; serial: one "
+                   help="local: a pool of processes; dask (a Prefect flow, needs a server): a LocalCluster, or --address; serial: one "
                         "workspace at a time in this process (no server needed)")
     s.add_argument("--workers", type=int, default=2)
     s.add_argument("--address", default="", help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
@@ -178,8 +178,36 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# commands that make their folder (init, demo, restore, import) or take none of -w
+NO_WORKSPACE = {"init", "demo", "restore", "import", "eval", "fleet"}
+
+
+def check_workspace(args: argparse.Namespace) -> str | None:
+    """The error when -w (or $MEMFLOW_WORKSPACE) names a folder that is not a workspace: a typo
+    must not become a new workspace (`memflow init` makes one)."""
+    if not args.workspace or args.command in NO_WORKSPACE:
+        return None
+    from pathlib import Path
+
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.ground.workspace import is_workspace, layout
+
+    folder = Path(args.workspace).expanduser()
+    if folder.is_dir() and (is_workspace(folder) or layout(load_settings(folder)).state_dir.is_dir()):
+        return None
+    given = "-w" if "MEMFLOW_WORKSPACE" not in os.environ or os.environ["MEMFLOW_WORKSPACE"] != args.workspace \
+        else "MEMFLOW_WORKSPACE"
+    what = "is not a workspace" if folder.is_dir() else "does not exist"
+    return (f"error: {given} {args.workspace}: {what} (no memflow.toml, metadata/state/ or daily/ and "
+            f"session/); `memflow init {args.workspace}` makes one")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    problem = check_workspace(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     if args.wait is not None:
         os.environ["MEMFLOW_LOCK_WAIT"] = str(args.wait)  # read by every command's settings
     from memflow import commands

@@ -85,15 +85,14 @@ def use_prefect(args: argparse.Namespace) -> bool:
     return bool(args.prefect or os.environ.get("PREFECT_API_URL"))
 
 
-def progress_bar(label: str):
-    """A tqdm bar on stderr for long runs (only on a terminal)."""
+def progress_bar(label: str, bars: list):
+    """A progress factory for run_index: the job's Progress (memflow.progress), kept in `bars`
+    for the caller to close."""
     def factory(total: int):
-        if total < 50 or not sys.stderr.isatty():
-            return None
-        from tqdm import tqdm
+        from memflow.progress import Progress
 
-        bar = tqdm(total=total, desc=label, unit="file", file=sys.stderr, leave=False)
-        return bar.update
+        bars.append(Progress(label, total, "file"))
+        return bars[-1].update
     return factory
 
 
@@ -110,9 +109,14 @@ def _index(args: argparse.Namespace, full: bool) -> int:
         from memflow.tasks.ground.workspace import layout
         from memflow.tasks.index import run_index, run_reindex
 
-        with workspace_lock(layout(settings).state_dir, "reindex" if full else "index",
-                            wait=settings.lock_wait):
-            summary = (run_reindex if full else run_index)(settings, progress_bar("index"))
+        bars: list = []
+        try:
+            with workspace_lock(layout(settings).state_dir, "reindex" if full else "index",
+                                wait=settings.lock_wait):
+                summary = (run_reindex if full else run_index)(settings, progress_bar(args.command, bars))
+        finally:
+            for bar in bars:
+                bar.close()
     if args.json:
         dump_json(summary.model_dump())
     else:
@@ -146,6 +150,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
     for warning in response.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    mark = response.watermark
+    if mark.get("stale"):  # the MCP tool says it too (index_stale)
+        print(f"warning: stale index: {mark.get('changed_since') or 'some'} file(s) changed since it "
+              f"last ran ({mark.get('indexed_at') or 'never'}); results may miss them: run "
+              "`memflow index`", file=sys.stderr)
     if args.json:
         print(response.model_dump_json(indent=2, exclude_none=False))
     elif args.budget:
@@ -229,7 +238,10 @@ def cmd_resources(args: argparse.Namespace) -> int:
 
         result = capture_resources_flow(str(settings.workspace))
     else:
-        result = api.capture_resources(settings)
+        from memflow.progress import activity
+
+        with activity("resources"):
+            result = api.capture_resources(settings)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -285,8 +297,11 @@ def cmd_dream(args: argparse.Namespace) -> int:
         summary = dream_flow(str(settings.workspace), args.date or "", args.hint, args.max_units,
                              args.max_notes, max_seconds=args.max_seconds)
     else:
-        summary = api.dream(settings, args.date, args.hint, args.max_units, args.max_notes,
-                            max_seconds=args.max_seconds)
+        from memflow.progress import activity
+
+        with activity("dream"):
+            summary = api.dream(settings, args.date, args.hint, args.max_units, args.max_notes,
+                                max_seconds=args.max_seconds)
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0
@@ -347,14 +362,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         import json as _json
 
-        from tqdm import tqdm
-
+        from memflow.progress import progress
         from memflow.tasks.evaluate import run_evaluation
 
         data = _json.loads(Path(args.data).read_text(encoding="utf-8"))
         total = sum(len(s["qa"]) for s in data if not samples or s["sample_id"] in samples)
-        with tqdm(total=total, desc="questions", unit="q", file=sys.stderr,
-                  disable=not sys.stderr.isatty()) as bar:
+        with progress("eval", total, "question") as bar:
             summary = run_evaluation(Path(args.data), Path(args.out), settings, ks, budgets,
                                      args.dream, samples, bar.update, grid=grid)
     for part in summary.get("grid") or [{"settings": {}, "summary": summary}]:
@@ -365,16 +378,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
-    """Exit 0 when every workspace's job ended ok, 75 when some were only busy, 1 on a failure."""
-    from memflow.flows.fleet import fleet_capture_resources, fleet_dream, fleet_index
-
+    """Exit 0 when every workspace's job ended ok, 75 when some were only busy, 1 on a failure.
+    Without --prefect or PREFECT_API_URL the fleet runs in a local process pool, no Prefect."""
     roots: str | list[str] = args.roots[0] if len(args.roots) == 1 else args.roots
-    runner = {"runner": args.runner, "workers": args.workers, "address": args.address}
-    if args.fleet_command == "dream":
-        summary = fleet_dream(roots, **runner, start_jitter_seconds=args.jitter, date=args.date,
-                              max_units=args.max_units, max_notes=args.max_notes)
+    options = ({"date": args.date, "max_units": args.max_units, "max_notes": args.max_notes}
+               if args.fleet_command == "dream" else {})
+    if use_prefect(args):
+        summary = _fleet_flow(args, roots, options)
     else:
-        summary = (fleet_index if args.fleet_command == "index" else fleet_capture_resources)(roots, **runner)
+        summary = _fleet_local(args, roots, options)
     if args.json:
         print(summary.model_dump_json(indent=2))
     else:
@@ -384,6 +396,38 @@ def cmd_fleet(args: argparse.Namespace) -> int:
                   + (f"  {o.error}" if o.error else ""))
         print(summary.line())
     return EXIT_ERROR if summary.count("failed") else EXIT_BUSY if summary.count("busy") else 0
+
+
+def _fleet_local(args: argparse.Namespace, roots, options: dict):
+    from memflow.tasks.fleet import run_local_fleet
+
+    if args.runner == "dask" or args.address:
+        raise ValueError("a Dask fleet runs as a Prefect flow: its workers report to a Prefect "
+                         "server (start one, set PREFECT_API_URL); on one machine use --runner local")
+    from memflow.progress import progress
+    from memflow.tasks.fleet import find_workspaces
+
+    workers = 1 if args.runner == "serial" else args.workers
+    found = find_workspaces(roots)  # once: the pool gets the list
+    with progress(f"fleet {args.fleet_command}", len(found), "workspace") as bar:
+        return run_local_fleet(args.fleet_command, found or roots, workers, jitter_seconds=args.jitter,
+                               options=options, done=lambda _: bar.update(1))
+
+
+def _fleet_flow(args: argparse.Namespace, roots, options: dict):
+    import os
+
+    if not os.environ.get("PREFECT_API_URL") and args.runner != "serial":
+        raise ValueError(f"--prefect with --runner {args.runner}: worker processes report to the "
+                         "flow's Prefect server, and a temporary one is this process's alone; start "
+                         "one (`prefect server start`) and set PREFECT_API_URL, or drop --prefect "
+                         "to run the fleet on this machine without Prefect")
+    from memflow.flows.fleet import fleet_capture_resources, fleet_dream, fleet_index
+
+    runner = {"runner": args.runner, "workers": args.workers, "address": args.address}
+    if args.fleet_command == "dream":
+        return fleet_dream(roots, **runner, start_jitter_seconds=args.jitter, **options)
+    return (fleet_index if args.fleet_command == "index" else fleet_capture_resources)(roots, **runner)
 
 
 def print_eval(summary: dict, out: str) -> None:
@@ -406,7 +450,10 @@ def print_eval(summary: dict, out: str) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    manifest = api.backup(args.out, workspace_of(args), args.with_index)
+    from memflow.progress import activity
+
+    with activity("backup"):
+        manifest = api.backup(args.out, workspace_of(args), args.with_index)
     size = sum(f["size"] for f in manifest["files"].values())
     print(f"backup: {args.out} ({len(manifest['files'])} files, {size:,} bytes before compression, "
           f"{Path(args.out).stat().st_size:,} bytes written)")
@@ -414,14 +461,20 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    manifest = api.restore(args.archive, args.target)
+    from memflow.progress import activity
+
+    with activity("restore"):
+        manifest = api.restore(args.archive, args.target)
     print(f"restored {len(manifest['files'])} files into {args.target} (verified against the manifest); "
           f"run `memflow -w {args.target} index` to search it")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    report = api.import_reme(args.src, args.into, args.dry_run, args.reme_model)
+    from memflow.progress import activity
+
+    with activity("import"):
+        report = api.import_reme(args.src, args.into, args.dry_run, args.reme_model)
     for line in import_lines(report):
         print(line)
     return 0
@@ -505,7 +558,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    lines = api.forget(workspace_of(args), args.session, args.note, args.match, args.dry_run)
+    from memflow.progress import activity
+
+    with activity("forget"):
+        lines = api.forget(workspace_of(args), args.session, args.note, args.match, args.dry_run)
     if not lines:
         print("nothing to forget")
     for line in lines:

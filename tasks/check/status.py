@@ -22,7 +22,8 @@ def model_health(settings: Settings, deep: bool) -> dict:
     found = {}
     for role, model in (("chat", settings.chat_model), ("embedding", settings.embedding_model)):
         if not model:
-            found[role] = {"model": "", "health": "off (offline writer / keywords only)"}
+            found[role] = {"model": "", "health": ("no model configured: nothing to call" if deep else
+                                                   "off") + " (offline writer / keywords only)"}
             continue
         if not deep:
             found[role] = {"model": model, "health": "configured (not called; --deep calls it)"}

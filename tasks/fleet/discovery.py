@@ -6,20 +6,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memflow.schemas.settings import CONFIG_FILE
+from memflow.tasks.ground.workspace import is_workspace
 
 MAX_DEPTH = 4  # root/workspaces/<agent>/ is depth 2; deeper trees are listed explicitly
-
-
-def is_workspace(folder: Path) -> bool:
-    return ((folder / CONFIG_FILE).is_file() or (folder / "metadata" / "state").is_dir()
-            or ((folder / "daily").is_dir() and (folder / "session").is_dir()))
 
 
 def find_workspaces(root: str | Path | list[str | Path], max_depth: int = MAX_DEPTH) -> list[str]:
     """Workspace folders under `root` (resolved, sorted), or the folders of a list as given
     (each must exist). A root that is itself a workspace is the only one. Hidden folders and
     symlinked folders are not entered (no loops, no second path to one workspace)."""
+    given = root if isinstance(root, list) else [root]
+    if not given or any(not str(p).strip() for p in given):
+        # a deployment's `root: "{{ $MEMFLOW_FLEET_ROOT }}"` with the variable unset: never the cwd
+        raise ValueError("fleet root is empty: set MEMFLOW_FLEET_ROOT (or the deployment's `root` "
+                         "parameter) to the folder holding the workspaces")
     if isinstance(root, list):
         missing = [str(p) for p in root if not Path(p).expanduser().is_dir()]
         if missing:

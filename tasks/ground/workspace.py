@@ -91,6 +91,15 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
+def is_workspace(folder: Path) -> bool:
+    """A folder is a workspace by a `memflow.toml`, `metadata/state/`, or both `daily/` and
+    `session/` (the default layout; a fleet finds workspaces by it, the CLI checks -w by it)."""
+    from memflow.schemas.settings import CONFIG_FILE
+
+    return ((folder / CONFIG_FILE).is_file() or (folder / "metadata" / "state").is_dir()
+            or ((folder / "daily").is_dir() and (folder / "session").is_dir()))
+
+
 def init_workspace(lay: Layout) -> list[str]:
     """Create the layer folders (idempotent); returns the folders that were created."""
     wanted = [

@@ -2,6 +2,11 @@
 the files, put ReMe's vectors into the embedding cache under the hashes of the texts the index
 embeds, and take over its resource and dream catalogs, so nothing ReMe paid for is paid again.
 
+A file counts as the one ReMe processed when its mtime is the one ReMe recorded or, when mtimes
+were lost (`cp -r`, a git clone), when it still holds what ReMe indexed: each ReMe chunk's text at
+its lines and no other body line (`same_content`); a dreamt note also needs ReMe to have indexed
+the version it dreamt (the graph's and the dream catalog's mtimes agree).
+
 ReMe chunks files differently, so a memory-flows chunk gets, in order: the vector ReMe cached
 for exactly its embedding text (by sha256); ReMe's vector of the same chunk text (memory-flows
 prefixes a note's first chunk with its name and description); or the mean of the vectors of the
@@ -37,8 +42,9 @@ def import_workspace(src: Path, reme: RemeLayout, settings: Settings, copy: bool
                           mode="dry run" if dry_run else "copied" if copy else "adopted in place")
     problems = report.unreadable
     graph_mtimes, report.graph_links = reme_store.graph(meta, problems)
+    fresh = fresh_files(src, meta, graph_mtimes)
     resources, report.resources_pending = converted_resources(src, meta, reme, problems)
-    dreamt, report.dream_pending = dreamt_notes(src, meta, reme, problems)
+    dreamt, report.dream_pending = dreamt_notes(src, meta, reme, problems, graph_mtimes, fresh)
     if dry_run:
         report.files = count_files(src, reme)
         _, report.reme_chunks, report.reme_vectors = reme_store.chunks_by_path(meta, set(), problems)
@@ -48,7 +54,7 @@ def import_workspace(src: Path, reme: RemeLayout, settings: Settings, copy: bool
     report.files = copy_layers(src, lay.root, reme) if copy else count_files(src, reme)
     write_config(lay.root, settings)
     run_index(settings, embed=False)
-    reuse_vectors(report, settings, src, meta, graph_mtimes, reme_model)
+    reuse_vectors(report, settings, meta, graph_mtimes, fresh, reme_model)
     report.resources_adopted = adopt_resource_notes(settings, resources)
     report.dreamt_adopted = adopt_consolidated(settings, dreamt)
     kinds = link_kinds(settings)
@@ -95,6 +101,46 @@ def unchanged(src: Path, rel: str, recorded: float) -> bool:
         return False
 
 
+def body_start(lines: list[str]) -> int:
+    """The index of the first line after a leading frontmatter block (0 when there is none)."""
+    if lines and lines[0].strip() == "---":
+        for i in range(1, len(lines)):
+            if lines[i].strip() in ("---", "..."):
+                return i + 1
+    return 0
+
+
+def solid(lines: list[str]) -> list[str]:
+    """Non-blank lines, stripped: ReMe's chunk text may add or drop blank lines around blocks."""
+    return [line.strip() for line in lines if line.strip()]
+
+
+def same_content(src: Path, rel: str, spans: list[tuple[int, int, str]]) -> bool:
+    """Whether `rel` still holds what ReMe indexed: each chunk's text at its (1-based) lines (up
+    to blank lines) and
+    no non-blank body line outside them (an appended line is a change; frontmatter is not
+    chunked by ReMe)."""
+    if not spans:
+        return False
+    try:
+        lines = (src / rel).read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return False
+    covered: set[int] = set()
+    for start, end, text in spans:
+        if start < 1 or solid(lines[start - 1:end]) != solid(text.split("\n")):
+            return False
+        covered.update(range(start - 1, end))
+    return all(i in covered or not lines[i].strip() for i in range(body_start(lines), len(lines)))
+
+
+def fresh_files(src: Path, meta: Path, graph_mtimes: dict[str, float]) -> set[str]:
+    """The files ReMe indexed that are as it indexed them: by mtime, else by content."""
+    by_time = {rel for rel, mtime in graph_mtimes.items() if unchanged(src, rel, mtime)}
+    spans = reme_store.chunk_spans(meta, set(graph_mtimes) - by_time, [])
+    return by_time | {rel for rel, parts in spans.items() if same_content(src, rel, parts)}
+
+
 def converted_resources(src: Path, meta: Path, reme: RemeLayout,
                         problems: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     """({resource: its note} ReMe converted and left unchanged since, {resource: why it will be
@@ -123,27 +169,29 @@ def converted_resources(src: Path, meta: Path, reme: RemeLayout,
     return adopted, pending
 
 
-def dreamt_notes(src: Path, meta: Path, reme: RemeLayout, problems: list[str]) -> tuple[list[str], dict[str, str]]:
-    """(daily notes ReMe's dream consumed and unchanged since, {note: why it stays pending}).
+def dreamt_notes(src: Path, meta: Path, reme: RemeLayout, problems: list[str],
+                 graph_mtimes: dict[str, float], fresh: set[str]) -> tuple[list[str], dict[str, str]]:
+    """(daily notes ReMe's dream consumed and unchanged since, {note: why it stays pending}):
+    unchanged by mtime, or (mtimes lost) holding what ReMe indexed of the version it dreamt.
     Day-index pages (`daily/<date>.md`), which ReMe also checkpoints, are not notes here."""
     adopted, pending = [], {}
     for rel, mtime in reme_store.catalog(meta, "dream", problems).items():
         is_note = rel.startswith(f"{reme.daily}/") and rel.count("/") == 2 and date_of(rel)
         if not is_note or not (src / rel).is_file():
             continue
-        if unchanged(src, rel, mtime):
+        indexed_as_dreamt = rel in fresh and abs(graph_mtimes.get(rel, -1.0) - mtime) < MTIME_SLACK
+        if unchanged(src, rel, mtime) or indexed_as_dreamt:
             adopted.append(rel)
         else:
             pending[rel] = "changed since ReMe dreamt it"
     return adopted, pending
 
 
-def reuse_vectors(report: ImportReport, settings: Settings, src: Path, meta: Path,
-                  graph_mtimes: dict[str, float], reme_model: str) -> None:
+def reuse_vectors(report: ImportReport, settings: Settings, meta: Path, graph_mtimes: dict[str, float],
+                  fresh: set[str], reme_model: str) -> None:
     """Seed the embedding cache with a vector for each chunk ReMe covered; count the rest."""
     keys = chunk_embedding_keys(settings)
     report.chunks = len(keys)
-    fresh = {rel for rel, mtime in graph_mtimes.items() if unchanged(src, rel, mtime)}
     theirs, report.reme_chunks, report.reme_vectors = reme_store.chunks_by_path(
         meta, {k["path"] for k in keys} & fresh, report.unreadable)
     dims = next((len(c["vector"]) for chunks in theirs.values() for c in chunks), 0)

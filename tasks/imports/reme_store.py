@@ -100,6 +100,18 @@ def chunks_by_path(meta: Path, wanted: set[str], problems: list[str]) -> tuple[d
     return found, total, with_vector
 
 
+def chunk_spans(meta: Path, wanted: set[str], problems: list[str]) -> dict[str, list[tuple[int, int, str]]]:
+    """{path: [(start_line, end_line, text)]} of ReMe's chunks of `wanted` paths, with or without
+    a vector: what ReMe read of each file, to tell whether the file still holds it."""
+    spans: dict[str, list[tuple[int, int, str]]] = {}
+    for record in records(meta / CHUNKS, [], f"{meta.name}/{CHUNKS}"):  # problems: chunks_by_path
+        path = record.get("path")
+        if path in wanted and isinstance(record.get("text"), str):
+            spans.setdefault(path, []).append((int(record.get("start_line") or 0),
+                                               int(record.get("end_line") or 0), record["text"]))
+    return spans
+
+
 def catalog(meta: Path, which: str, problems: list[str]) -> dict[str, float]:
     """path -> st_mtime ReMe recorded when it processed the file (a catalog's checkpoint)."""
     name = f"{meta.name}/file_catalog/{which}.jsonl.zst"
