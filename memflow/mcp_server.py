@@ -56,6 +56,11 @@ class SearchOutput(BaseModel):
                                 "only: the embedding model failed)")
 
 
+class ProfileOutput(BaseModel):
+    text: str = Field(description="the profile as Markdown, within the token budget")
+    facts: list[dict[str, str]] = Field(description="date, who, text, source of each line shown")
+
+
 class ReadOutput(BaseModel):
     path: str
     start_line: int | None = None
@@ -178,18 +183,19 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     def search(query: str, limit: int = 5, layer: str | None = None, prefix: str | None = None,
                since: str | None = None, until: str | None = None, min_score: float = 0.0,
                explain: bool = False, budget_tokens: int | None = None,
-               as_of: str | None = None) -> Annotated[CallToolResult, SearchOutput]:
+               as_of: str | None = None, tags: list[str] | None = None) -> Annotated[CallToolResult, SearchOutput]:
         """Search memory (BM25 + vectors, fused; follows wikilinks). `layer`: daily (notes of
         past conversations), digest (consolidated facts), session (the conversations' own
         transcripts) or resource (saved files); `prefix`: a
         folder such as daily/2026-03; `since`/`until`: ISO dates (digest facts by the date each
-        states); `as_of`: ISO date, memory as it stood then. Each hit gives the file and
+        states); `as_of`: ISO date, memory as it stood then; `tags`: only notes whose frontmatter
+        carries all of these tags. Each hit gives the file and
         line range to `read` for more. `budget_tokens`: return instead what fits in that many
         tokens, the matching lines of as many hits as fit (the best use of a small context)."""
         from memflow.tasks.recall import render_response
 
         response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain,
-                              budget_tokens=budget_tokens, as_of=as_of)
+                              budget_tokens=budget_tokens, as_of=as_of, tags=tags)
         out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
                            packed=response.packed, warnings=response.warnings, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,
@@ -286,6 +292,19 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         """The memory at a glance: index freshness and skipped files, each job's last run, the
         lock, the consolidation backlog, counts per layer, models (`deep`: call each), warnings."""
         return StatusOutput(status=_plain(api.status(ws, deep)))
+
+    @server.tool()
+    @_tool_errors
+    def profile(budget_tokens: int = 300) -> Annotated[CallToolResult, ProfileOutput]:
+        """Who the user is, for a system prompt: the current facts about the user and the people
+        they named, newest first, each with its date and source, within `budget_tokens`."""
+        found = api.profile(ws, budget_tokens)
+        return _answer(ProfileOutput(**found), found["text"])
+
+    @server.resource("memory://profile", mime_type="text/markdown",
+                     description="The user's profile: current facts, newest first (300 tokens)")
+    def profile_resource() -> str:
+        return api.profile(ws)["text"]
 
     @server.resource("memory://{+path}", mime_type="text/markdown",
                      description="A workspace file, e.g. memory://digest/wiki/topic.md")

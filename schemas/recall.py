@@ -22,6 +22,7 @@ class Filters(BaseModel):
     # Lines the digest marks as replaced are labelled `(replaced DATE)` and a hit matching only
     # on them ranks below hits with current matches; True ranks them as if current
     superseded: bool = False
+    tags: tuple[str, ...] = ()  # frontmatter tags a note must all carry (schemas.notes.tag_list)
 
 
 class LinkInfo(BaseModel):

@@ -115,6 +115,11 @@ class IndexStore:
         self.append_only = False  # set by a run that found every table empty (see module doc)
         self.files = self.db.create_table("files", schema=FILES, exist_ok=True)
         self.chunks = self.db.create_table("chunks", schema=CHUNKS, exist_ok=True)
+        if self.chunks.schema.names != CHUNKS.names:  # written by an earlier version: derived, so
+            # every table but the vectors (the embedding cache) is rebuilt from the files
+            for name, schema in (("files", FILES), ("chunks", CHUNKS), ("links", LINKS)):
+                self.db.drop_table(name)
+                setattr(self, name, self.db.create_table(name, schema=schema))
         self.links = self.db.create_table("links", schema=LINKS, exist_ok=True)
 
     # -- catalog -------------------------------------------------------------------------
