@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memflow.schemas.settings import Settings
-from memflow.tasks.dream.consolidation import note_facts, speaker
+from memflow.tasks.dream.consolidation import note_facts, speaker, split_fact
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.dream.facts import same_fact, subject_of
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.tokens import count_tokens
-from memflow.tasks.ground.workspace import Layout, date_of
+from memflow.tasks.ground.workspace import Layout, date_of, kind_of
 from memflow.tasks.stores.files import read_text
 
 PERSON = "person:"
@@ -64,9 +64,10 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[Profil
     for path in sorted((lay.root / lay.daily).rglob("*.md"), reverse=True):
         rel = path.relative_to(lay.root).as_posix()
         day = date_of(rel)
-        if day is None:
+        if day is None or kind_of(lay, rel) != "note":
             continue
-        for evidence in note_facts(parse_note(rel, read_text(path, settings.decode_errors))):
+        note = parse_note(rel, read_text(path, settings.decode_errors))
+        for evidence in (part for fact in note_facts(note) for part in split_fact(fact)):
             source = f"{rel}#L{evidence.lines[0]}"
             if source in cited:
                 continue
