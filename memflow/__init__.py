@@ -22,8 +22,9 @@ _API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "f
         "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
         "capture_resources", "inbox", "dream", "dream_runs", "dream_rollback", "dream_migrate",
         "proactive", "forget", "import_reme", "recent", "context", "profile", "status", "check",
-        "backup", "restore", "serve", "evaluate", "fleet"}
-_ELSEWHERE = {"demo": "memflow.demo_loop"}  # it drives the API, so it cannot live in it
+        "backup", "restore", "evaluate", "fleet"}
+# they drive the API (or the MCP server does), so they cannot live in it
+_ELSEWHERE = {"demo": "memflow.demo_loop", "serve": "memflow.mcp_server"}
 
 
 def __dir__() -> list[str]:

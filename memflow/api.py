@@ -343,14 +343,6 @@ def profile(workspace: WorkspaceArg = None, budget_tokens: int = 300) -> dict:
     return {"text": text, "facts": [asdict(f) for f in facts]}
 
 
-def serve(workspace: WorkspaceArg = None, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None) -> None:
-    """Serve the memory tools over MCP until stopped (`memflow serve`)."""
-    from memflow.mcp_server import serve as run_server
-
-    run_server(settings_for(workspace), transport, host, port, token)
-
-
 def evaluate(data: str | Path, out: str | Path, ks: tuple[int, ...] = (1, 5, 10, 20),
              budgets: tuple[int, ...] = (250, 500, 1000, 2000), dream: bool = False,
              samples: list[str] | None = None, **overrides: Any) -> dict:
