@@ -214,11 +214,13 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
 
     @server.tool()
     @_tool_errors
-    def write(path: str, content: str, name: str | None = None, description: str | None = None) -> PathOutput:
-        """Create or overwrite a Markdown note (e.g. digest/wiki/topic.md); `name` and
-        `description` go into its frontmatter. Not under metadata/ or session/. Searchable after
-        the next index run."""
-        return PathOutput(path=api.write(path, content, name, description, None, ws), detail="written")
+    def write(path: str, content: str, name: str | None = None, description: str | None = None,
+              tags: list[str] | None = None) -> PathOutput:
+        """Create or overwrite a Markdown note (e.g. digest/wiki/topic.md); `name`,
+        `description` and `tags` go into its frontmatter. Not under metadata/ or session/.
+        Searchable after the next index run (`search` with `tags` filters by them)."""
+        meta = {"tags": tags} if tags else None
+        return PathOutput(path=api.write(path, content, name, description, meta, ws), detail="written")
 
     @server.tool()
     @_tool_errors

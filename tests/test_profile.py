@@ -78,3 +78,16 @@ def test_profile_cli_and_mcp_tool_and_resource(settings, lay):
             assert f"I live in {new}" in resource.contents[0].text
 
     anyio.run(session)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_profile_names_the_people_who_said_their_facts(settings, seed):
+    rng = random.Random(seed)
+    first, second, place, craft = (w.title() for w in words(rng, 4))
+    api.capture([{"role": "user", "name": first, "timestamp": "2026-05-02T09:00:00Z",
+                  "content": f"I moved to {place} last month."},
+                 {"role": "assistant", "name": second, "timestamp": "2026-05-02T09:01:00Z",
+                  "content": f"My kids love {craft.lower()} classes."}], "s1", settings)
+    shown = api.profile(settings)["text"]
+    assert f"{first}: I moved to {place}" in shown
+    assert f"{second}: My kids love {craft.lower()}" in shown

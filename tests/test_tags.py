@@ -74,3 +74,27 @@ def test_a_word_in_the_name_or_description_ranks_above_the_same_word_in_a_body(s
     for n in range(8):
         ranked = [r.path for r in api.search(vocab[n], settings, limit=2).results]
         assert ranked[0] == f"digest/wiki/field{n}.md", ranked
+
+
+def test_mcp_write_with_tags_then_search_by_tag(settings, lay):
+    import os
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import stdio_client
+    from test_mcp import stdio_params
+
+    api.write("digest/wiki/other.md", "# Other\n\nthe kiln fires at noon\n", workspace=settings)
+
+    async def session():
+        async with Client(stdio_client(stdio_params(lay.root), errlog=open(os.devnull, "w"))) as client:
+            made = await client.call_tool("write", {"path": "digest/wiki/kiln.md", "tags": ["pottery", "Home"],
+                                                    "content": "# Kiln\n\nthe kiln fires at dusk\n"})
+            assert not made.is_error
+            api.index(settings)
+            hits = await client.call_tool("search", {"query": "kiln fires", "tags": ["home"]})
+            assert [r["path"] for r in hits.structured_content["results"]] == ["digest/wiki/kiln.md"]
+            everything = await client.call_tool("search", {"query": "kiln fires"})
+            assert len(everything.structured_content["results"]) == 2
+
+    anyio.run(session)

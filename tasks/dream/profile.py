@@ -11,6 +11,8 @@ token budget (cl100k, as the packer counts) is full.
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memflow.schemas.settings import Settings
@@ -58,9 +60,9 @@ def _person(subject: str) -> str:
     return "the user" if slug == USER else slug.replace("-", " ").title()
 
 
-def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[ProfileFact]:
-    """Facts about people in daily notes the digest does not cite yet, newest note first."""
-    out = []
+def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> Iterator[ProfileFact]:
+    """Facts about people in daily notes the digest does not cite yet, newest note first (read
+    lazily: a profile stops reading once its budget is full)."""
     for path in sorted((lay.root / lay.daily).rglob("*.md"), reverse=True):
         rel = path.relative_to(lay.root).as_posix()
         day = date_of(rel)
@@ -73,14 +75,14 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[Profil
                 continue
             who, text = speaker(evidence.text)
             if subject_of(text, who).bucket == "personal":
-                out.append(ProfileFact(day.isoformat(), who or "the user", text, source))
-    return out
+                yield ProfileFact(day.isoformat(), who or "the user", text, source)
 
 
 def build_profile(lay: Layout, settings: Settings, budget_tokens: int = 300) -> tuple[str, list[ProfileFact]]:
     """(the profile as Markdown within `budget_tokens`, the facts it shows), newest first."""
     facts, cited = digest_facts(lay, settings)
-    candidates = sorted(facts + daily_facts(lay, settings, cited), key=lambda f: f.date, reverse=True)
+    facts.sort(key=lambda f: f.date, reverse=True)
+    candidates = heapq.merge(facts, daily_facts(lay, settings, cited), key=lambda f: f.date, reverse=True)
     header = "# Profile (newest first)"
     kept: list[ProfileFact] = []
     used = count_tokens(header)
