@@ -98,3 +98,15 @@ def test_mcp_write_with_tags_then_search_by_tag(settings, lay):
             assert len(everything.structured_content["results"]) == 2
 
     anyio.run(session)
+
+
+def test_an_index_from_before_tags_is_rebuilt_by_the_next_index_run(settings, lay):
+    import lancedb
+
+    api.write("digest/wiki/t.md", "# T\n\nthe loom hums\n", meta={"tags": ["craft"]}, workspace=settings)
+    api.index(settings)
+    db = lancedb.connect(str(lay.index_dir / "lance"))
+    db.open_table("chunks").drop_columns(["tags"])  # the table as the version before wrote it
+    summary = api.index(settings)
+    assert summary.added == 1  # every file is indexed again, nothing lost
+    assert [r.path for r in api.search("loom", settings, tags=["craft"]).results] == ["digest/wiki/t.md"]
