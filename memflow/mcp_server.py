@@ -4,7 +4,7 @@ imports it), on stdio for desktop agents or streamable HTTP.
 Each tool is a thin call of `memflow.api` with typed inputs, structured output and a readable
 text rendering. Names and parameters follow what agents know from ReMe and basic-memory
 (`search`, `read`, `write`, `edit`, `move`, `delete`, `frontmatter_get/set`, `recent`,
-`context`, `capture`, `dream_runs`, `status`). A failure (the workspace is busy, a path under
+`context`, `capture`, `dream_runs`, `status`, `profile`). A failure (the workspace is busy, a path under
 `metadata/`, a bad message) is a tool error with its one-line reason, never a crash. The server
 is one long-lived process: the search snapshot (reloaded when an index run swaps it) and the
 embedding model stay loaded, so a search costs milliseconds.
@@ -45,6 +45,7 @@ class Hit(BaseModel):
     heading_path: str = ""
     text: str
     links: list[str] = Field(default_factory=list, description="linked notes shown with the hit")
+    tags: list[str] = Field(default_factory=list, description="the note's frontmatter tags")
 
 
 class SearchOutput(BaseModel):
@@ -199,7 +200,7 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
                            packed=response.packed, warnings=response.warnings, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,
-                heading_path=r.heading_path, text=r.text,
+                heading_path=r.heading_path, text=r.text, tags=r.tags,
                 links=[link.path for link in r.links]) for r in response.results])
         if budget_tokens:
             return _answer(out, "\n\n".join(response.packed or ["no results"]))

@@ -49,6 +49,7 @@ class SearchResult(BaseModel):
     heading_path: str = ""
     name: str = ""
     description: str = ""
+    tags: list[str] = Field(default_factory=list)  # the note's frontmatter tags (schemas.notes.tag_list)
     date: dt.date | None = None  # the chunk's (recall.packing shows it when its lines do not)
     links: list[LinkInfo] = Field(default_factory=list)
     explain: dict | None = None

@@ -32,6 +32,7 @@ def test_cli_write_meta_lists_and_booleans_then_search_by_tag(tmp_path):
     assert run_cli("-w", str(ws), "index").returncode == 0
     found = run_cli("-w", str(ws), "search", "body", "--tag", "#home", "--json")
     assert [r["path"] for r in json.loads(found.stdout)["results"]] == ["digest/wiki/a.md"]
+    assert json.loads(found.stdout)["results"][0]["tags"] == ["plants", "home"]
     both = run_cli("-w", str(ws), "search", "body", "--tag", "home", "--tag", "work", "--json")
     assert json.loads(both.stdout)["results"] == []
     by_word = run_cli("-w", str(ws), "search", "plants", "--json")  # a tag is a searchable word
@@ -94,6 +95,7 @@ def test_mcp_write_with_tags_then_search_by_tag(settings, lay):
             api.index(settings)
             hits = await client.call_tool("search", {"query": "kiln fires", "tags": ["home"]})
             assert [r["path"] for r in hits.structured_content["results"]] == ["digest/wiki/kiln.md"]
+            assert hits.structured_content["results"][0]["tags"] == ["pottery", "home"]
             everything = await client.call_tool("search", {"query": "kiln fires"})
             assert len(everything.structured_content["results"]) == 2
 

@@ -262,7 +262,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     fused, rows = in_time(fused, rows, filters)
     results = []
     for f, row in zip(fused, rows):
-        shown = {k: row[k] for k in RESULT_COLUMNS}
+        shown = {k: row[k] for k in RESULT_COLUMNS} | {"tags": row.get("tags") or []}
         result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
                               keyword=f.raw.get("keyword"))
         if explain:
