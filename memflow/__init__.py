@@ -3,7 +3,9 @@
 Public API (imported lazily so `memflow --help` stays fast):
 `memflow.init`, `read`, `write`, `edit`, `move`, `delete`, `frontmatter_get`, `frontmatter_set`,
 `index`, `reindex`, `search`, `auto_memory_search`, `capture`, `capture_resources`, `inbox`,
-`dream`, `dream_runs`, `dream_rollback`, `proactive`, `import_reme`, `settings_for`, `demo`.
+`dream`, `dream_runs`, `dream_rollback`, `dream_migrate`, `proactive`, `forget`, `import_reme`,
+`recent`, `context`, `profile`, `status`, `check`, `backup`, `restore`, `serve`, `evaluate`, `fleet`,
+`settings_for`, `demo`: every CLI command and MCP tool (tests/test_api_verbs.py).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ except PackageNotFoundError:  # running from a source tree
 _API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "frontmatter_set",
         "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
         "capture_resources", "inbox", "dream", "dream_runs", "dream_rollback", "dream_migrate",
-        "proactive", "forget", "import_reme"}
-_ELSEWHERE = {"demo": "memflow.demo_loop"}  # it drives the API, so it cannot live in it
+        "proactive", "forget", "import_reme", "recent", "context", "profile", "status", "check",
+        "backup", "restore", "evaluate", "fleet"}
+# they drive the API (or the MCP server does), so they cannot live in it
+_ELSEWHERE = {"demo": "memflow.demo_loop", "serve": "memflow.mcp_server"}
 
 
 def __dir__() -> list[str]:

@@ -130,7 +130,7 @@ def reindex(workspace: WorkspaceArg = None):
 def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score: float = 0.0,
            layer: str | None = None, prefix: str | None = None, since=None, until=None,
            include_day_index: bool = False, explain: bool = False, superseded: bool = False,
-           budget_tokens: int | None = None, as_of=None):
+           budget_tokens: int | None = None, as_of=None, tags: list[str] | None = None):
     """Hybrid search; returns a SearchResponse (`.results`, `.watermark`, hit counts).
 
     `budget_tokens=N`: also `.packed`, what fits in N tokens (cl100k, as the evaluation counts):
@@ -138,6 +138,9 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     its source written once, hits added in rank order until the budget is full (more hits are
     fetched than `limit` to fill it); `.results` are then the hits packed, in the same order,
     with their links.
+
+    `tags`: only notes whose frontmatter carries every one of them (any case, `#` optional);
+    tags are searchable words too, and a note's name, description and tags rank above its body.
 
     `since`/`until` are dates (or ISO strings), inclusive, matched against each chunk's date: a
     note's (its path), a transcript's (its messages), a digest fact line's (the date it states;
@@ -156,7 +159,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
 
     kinds = ("note", "session", "day_index") if include_day_index else ("note", "session")
     filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
-                      superseded=superseded, as_of=as_of)
+                      superseded=superseded, as_of=as_of, tags=tuple(tags or ()))
     settings = settings_for(workspace)
     if not budget_tokens:
         return run_search(settings, query, limit, min_score, filters, explain)
@@ -324,6 +327,42 @@ def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
     day = date_type.fromisoformat(date) if isinstance(date, str) else (date or today(settings))
     return read_topics(settings, day)
 
+
+
+def profile(workspace: WorkspaceArg = None, budget_tokens: int = 300) -> dict:
+    """Who the user is, for a system prompt: the current facts about the user and the people
+    they named (from the digest, then daily notes not consolidated yet), newest first, each
+    with its date and source link, within `budget_tokens` (cl100k). No model is called.
+    Returns {"text": Markdown, "facts": [{"date", "who", "text", "source"}]}."""
+    from dataclasses import asdict
+
+    from memflow.tasks.dream import build_profile
+
+    settings = settings_for(workspace)
+    text, facts = build_profile(_layout(settings), settings, budget_tokens)
+    return {"text": text, "facts": [asdict(f) for f in facts]}
+
+
+def evaluate(data: str | Path, out: str | Path, ks: tuple[int, ...] = (1, 5, 10, 20),
+             budgets: tuple[int, ...] = (250, 500, 1000, 2000), dream: bool = False,
+             samples: list[str] | None = None, **overrides: Any) -> dict:
+    """The LoCoMo retrieval evaluation in this process (`memflow eval locomo`); returns the summary."""
+    from memflow.tasks.evaluate import run_evaluation
+
+    settings = settings_for(Path(out), **overrides)
+    return run_evaluation(Path(data), Path(out), settings, list(ks), list(budgets), dream, samples)
+
+
+def fleet(job: str, roots: str | list[str], **options: Any):
+    """One job ("index", "dream" or "resources") over every workspace under `roots`
+    (`memflow fleet`: a Prefect flow, options as its keyword arguments); returns its summary."""
+    from memflow.flows import fleet as flows
+
+    jobs = {"index": flows.fleet_index, "dream": flows.fleet_dream,
+            "resources": flows.fleet_capture_resources}
+    if job not in jobs:
+        raise ValueError(f"unknown fleet job {job!r}: expected one of {', '.join(jobs)}")
+    return jobs[job](roots, **options)
 
 
 def backup(out: str | Path, workspace: WorkspaceArg = None, with_index: bool = False) -> dict:

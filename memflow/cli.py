@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--until", help="YYYY-MM-DD: ... dated on or before")
     s.add_argument("--as-of", help="YYYY-MM-DD: memory as it stood that day (later facts hidden, "
                    "values replaced since shown as current)")
+    s.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="only notes tagged TAG in their frontmatter (repeatable: all of them)")
     s.add_argument("--min-score", type=float, default=0.0)
     s.add_argument("--json", action="store_true")
     s.add_argument("--explain", action="store_true")
@@ -117,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--deep", action="store_true", help="call each configured model once")
     s = sub.add_parser("check", help="verify the workspace: notes, index, links, dream runs, state")
     s.add_argument("--repair", action="store_true", help="fix what is safe to fix")
+    s.add_argument("--json", action="store_true")
+    s = sub.add_parser("profile", help="who the user is: current facts, newest first, with dates and sources")
+    s.add_argument("--budget", type=int, default=300, metavar="TOKENS", help="token budget (cl100k, default 300)")
     s.add_argument("--json", action="store_true")
     s = sub.add_parser("inbox", help="list job events")
     s.add_argument("--since")

@@ -146,7 +146,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
                           args.prefix, args.since, args.until, args.all_kinds, args.explain,
-                          args.superseded, args.budget, as_of=args.as_of)
+                          args.superseded, args.budget, as_of=args.as_of, tags=args.tag)
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
     for warning in response.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -500,6 +500,15 @@ def import_lines(report) -> list[str]:
               f"{report.typed_links} typed (rel::)"]
     lines += [f"could not read: {problem}" for problem in report.unreadable]
     return lines
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    found = api.profile(workspace_of(args), args.budget)
+    if args.json:
+        dump_json(found)
+    else:
+        print(found["text"])
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ imports it), on stdio for desktop agents or streamable HTTP.
 Each tool is a thin call of `memflow.api` with typed inputs, structured output and a readable
 text rendering. Names and parameters follow what agents know from ReMe and basic-memory
 (`search`, `read`, `write`, `edit`, `move`, `delete`, `frontmatter_get/set`, `recent`,
-`context`, `capture`, `dream_runs`, `status`). A failure (the workspace is busy, a path under
+`context`, `capture`, `dream_runs`, `status`, `profile`). A failure (the workspace is busy, a path under
 `metadata/`, a bad message) is a tool error with its one-line reason, never a crash. The server
 is one long-lived process: the search snapshot (reloaded when an index run swaps it) and the
 embedding model stay loaded, so a search costs milliseconds.
@@ -45,6 +45,7 @@ class Hit(BaseModel):
     heading_path: str = ""
     text: str
     links: list[str] = Field(default_factory=list, description="linked notes shown with the hit")
+    tags: list[str] = Field(default_factory=list, description="the note's frontmatter tags")
 
 
 class SearchOutput(BaseModel):
@@ -54,6 +55,11 @@ class SearchOutput(BaseModel):
     packed: list[str] | None = Field(None, description="with budget_tokens: the context that fits")
     warnings: list[str] = Field([], description="what degraded this answer (e.g. keyword results "
                                 "only: the embedding model failed)")
+
+
+class ProfileOutput(BaseModel):
+    text: str = Field(description="the profile as Markdown, within the token budget")
+    facts: list[dict[str, str]] = Field(description="date, who, text, source of each line shown")
 
 
 class ReadOutput(BaseModel):
@@ -178,22 +184,23 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     def search(query: str, limit: int = 5, layer: str | None = None, prefix: str | None = None,
                since: str | None = None, until: str | None = None, min_score: float = 0.0,
                explain: bool = False, budget_tokens: int | None = None,
-               as_of: str | None = None) -> Annotated[CallToolResult, SearchOutput]:
+               as_of: str | None = None, tags: list[str] | None = None) -> Annotated[CallToolResult, SearchOutput]:
         """Search memory (BM25 + vectors, fused; follows wikilinks). `layer`: daily (notes of
         past conversations), digest (consolidated facts), session (the conversations' own
         transcripts) or resource (saved files); `prefix`: a
         folder such as daily/2026-03; `since`/`until`: ISO dates (digest facts by the date each
-        states); `as_of`: ISO date, memory as it stood then. Each hit gives the file and
+        states); `as_of`: ISO date, memory as it stood then; `tags`: only notes whose frontmatter
+        carries all of these tags. Each hit gives the file and
         line range to `read` for more. `budget_tokens`: return instead what fits in that many
         tokens, the matching lines of as many hits as fit (the best use of a small context)."""
         from memflow.tasks.recall import render_response
 
         response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain,
-                              budget_tokens=budget_tokens, as_of=as_of)
+                              budget_tokens=budget_tokens, as_of=as_of, tags=tags)
         out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
                            packed=response.packed, warnings=response.warnings, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,
-                heading_path=r.heading_path, text=r.text,
+                heading_path=r.heading_path, text=r.text, tags=r.tags,
                 links=[link.path for link in r.links]) for r in response.results])
         if budget_tokens:
             return _answer(out, "\n\n".join(response.packed or ["no results"]))
@@ -208,11 +215,13 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
 
     @server.tool()
     @_tool_errors
-    def write(path: str, content: str, name: str | None = None, description: str | None = None) -> PathOutput:
-        """Create or overwrite a Markdown note (e.g. digest/wiki/topic.md); `name` and
-        `description` go into its frontmatter. Not under metadata/ or session/. Searchable after
-        the next index run."""
-        return PathOutput(path=api.write(path, content, name, description, None, ws), detail="written")
+    def write(path: str, content: str, name: str | None = None, description: str | None = None,
+              tags: list[str] | None = None) -> PathOutput:
+        """Create or overwrite a Markdown note (e.g. digest/wiki/topic.md); `name`,
+        `description` and `tags` go into its frontmatter. Not under metadata/ or session/.
+        Searchable after the next index run (`search` with `tags` filters by them)."""
+        meta = {"tags": tags} if tags else None
+        return PathOutput(path=api.write(path, content, name, description, meta, ws), detail="written")
 
     @server.tool()
     @_tool_errors
@@ -286,6 +295,19 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         """The memory at a glance: index freshness and skipped files, each job's last run, the
         lock, the consolidation backlog, counts per layer, models (`deep`: call each), warnings."""
         return StatusOutput(status=_plain(api.status(ws, deep)))
+
+    @server.tool()
+    @_tool_errors
+    def profile(budget_tokens: int = 300) -> Annotated[CallToolResult, ProfileOutput]:
+        """Who the user is, for a system prompt: the current facts about the user and the people
+        they named, newest first, each with its date and source, within `budget_tokens`."""
+        found = api.profile(ws, budget_tokens)
+        return _answer(ProfileOutput(**found), found["text"])
+
+    @server.resource("memory://profile", mime_type="text/markdown",
+                     description="The user's profile: current facts, newest first (300 tokens)")
+    def profile_resource() -> str:
+        return api.profile(ws)["text"]
 
     @server.resource("memory://{+path}", mime_type="text/markdown",
                      description="A workspace file, e.g. memory://digest/wiki/topic.md")

@@ -45,3 +45,22 @@ class Note:
     def description(self) -> str:
         value = self.metadata.get("description")
         return "" if value is None else str(value)
+
+    @property
+    def tags(self) -> list[str]:
+        """Frontmatter `tags` as a list: a YAML list or a comma/space separated string."""
+        return tag_list(self.metadata.get("tags"))
+
+
+def tag_list(value: object) -> list[str]:
+    """Tags as stored for search: each stripped of a leading `#`, lower case, no duplicates
+    (a YAML list, a comma separated string such as `a, b`, or a single value)."""
+    if value is None or isinstance(value, bool):
+        return []
+    items = value if isinstance(value, (list, tuple, set)) else str(value).replace(",", " ").split()
+    out: list[str] = []
+    for item in items:
+        tag = str(item).strip().lstrip("#").strip().lower()
+        if tag and tag not in out:
+            out.append(tag)
+    return out

@@ -22,6 +22,7 @@ class Filters(BaseModel):
     # Lines the digest marks as replaced are labelled `(replaced DATE)` and a hit matching only
     # on them ranks below hits with current matches; True ranks them as if current
     superseded: bool = False
+    tags: tuple[str, ...] = ()  # frontmatter tags a note must all carry (schemas.notes.tag_list)
 
 
 class LinkInfo(BaseModel):
@@ -48,6 +49,7 @@ class SearchResult(BaseModel):
     heading_path: str = ""
     name: str = ""
     description: str = ""
+    tags: list[str] = Field(default_factory=list)  # the note's frontmatter tags (schemas.notes.tag_list)
     date: dt.date | None = None  # the chunk's (recall.packing shows it when its lines do not)
     links: list[LinkInfo] = Field(default_factory=list)
     explain: dict | None = None

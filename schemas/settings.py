@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     decode_errors: Literal["replace", "strict"] = "replace"
     chunk_bytes: int = Field(default=1000, ge=200, le=4000)  # measured on LoCoMo dev, see README
     keyword_tokenizer: Literal["jieba", "bigram"] = "bigram"
+    # A note's frontmatter name, description and tags count this many times in its first chunk's
+    # BM25 terms, so a word there outranks the same word in a body (README, "Tags and fields").
+    field_weight: int = Field(default=2, ge=1, le=5)
 
     # Fusion weights measured on LoCoMo dev with the local model: less vector weight was better
     # at every step (0.7 -> 0.5 -> 0.3 -> 0.1); the seed system's 0.7/0.3 was the worst. Measured

@@ -103,3 +103,21 @@ def sample_evaluations(folder: str | Path) -> list[str]:
         run_evaluation(sample_data(), out, settings, [1, 5, 10], [250, 500, 1000, 2000], dream=dream)
         runs.append(str(out))
     return runs
+
+
+# One colour per category in every plot of every notebook (memflow and the baseline share a
+# category's colour and differ by line style): matplotlib's tab10, in a fixed order.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+KNOWN = ("all", "multi-hop", "temporal", "open-domain", "single-hop", "adversarial",
+         "daily", "digest", "session", "resource")
+
+
+def colour(category: str) -> str:
+    """The colour of `category` (an evaluation category, a layer, a dream action, a run name):
+    fixed for the known names, stable per name (its sha256) for any other."""
+    if category in KNOWN:
+        return PALETTE[KNOWN.index(category) % len(PALETTE)]
+    import hashlib
+
+    return PALETTE[int(hashlib.sha256(category.encode()).hexdigest(), 16) % len(PALETTE)]

@@ -223,8 +223,12 @@ def fm_get(lay: Layout, rel: str, policy: DecodePolicy = "replace") -> dict:
     return note.metadata
 
 
+LIST_KEYS = ("tags", "aliases")  # frontmatter keys whose value is a list
+
+
 def parse_assignments(pairs: list[str]) -> dict:
-    """`k=v` strings -> dict; values are YAML scalars (numbers, dates, booleans keep types)."""
+    """`k=v` strings -> dict; values are YAML (numbers, dates and booleans keep their types,
+    `[a, b]` is a list); `tags` and `aliases` are always lists: `tags=a,b` -> [a, b]."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -232,6 +236,8 @@ def parse_assignments(pairs: list[str]) -> dict:
             raise ValueError(f"expected key=value, got {pair!r}")
         try:
             out[key.strip()] = load_yaml(value) if value.strip() else ""
+            if key.strip() in LIST_KEYS and not isinstance(out[key.strip()], list):
+                out[key.strip()] = [v.strip() for v in value.split(",") if v.strip()]
         except yaml.YAMLError as exc:
             raise ValueError(f"{pair!r}: the value is not plain YAML ({str(exc).splitlines()[0]}); "
                              "quote it to store it as text") from exc

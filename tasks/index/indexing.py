@@ -69,7 +69,7 @@ Progress = Callable[[int], None]
 def pipeline_version(settings: Settings) -> str:
     """Changes whenever chunks would come out differently: chunker, tokenizer, schema."""
     parts = (f"{SCHEMA_VERSION}|{settings.chunk_bytes}|{tokenizer_id(settings.keyword_tokenizer)}"
-             f"|{TERMS_VERSION}")
+             f"|{TERMS_VERSION}|{settings.field_weight}")
     return hashlib.sha256(parts.encode()).hexdigest()[:12]
 
 
@@ -137,17 +137,18 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
     note = parse_markdown(rel, data, settings, settings.decode_errors)
     if note.warning and warnings is not None:
         warnings[rel] = f"{note.warning}; indexed as plain Markdown"
-    chunks = []
+    chunks, tags = [], note.tags
     for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
         name, desc = (note.name, note.description) if n == 0 else ("", "")
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
-        terms = tokenize(searchable_text("\n".join((name, desc, piece.text))), settings.keyword_tokenizer)
+        fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
+        terms = tokenize(searchable_text("\n".join((*fields, piece.text))), settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
             "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": piece.heading_path, "text": piece.text, "name": name,
-            "description": desc, "n_tokens": count_tokens(piece.text), "terms": terms,
+            "description": desc, "tags": tags, "n_tokens": count_tokens(piece.text), "terms": terms,
         })
     links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
               "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
@@ -183,7 +184,7 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
         chunks.append({
             "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
             "date": day, "start_line": start, "end_line": end, "heading_path": heading, "text": body,
-            "name": name if n == 0 else "", "description": "", "n_tokens": count_tokens(body),
+            "name": name if n == 0 else "", "description": "", "tags": [], "n_tokens": count_tokens(body),
             "terms": terms,
         })
     return row, chunks, []
@@ -206,7 +207,7 @@ def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tu
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, text), "path": rel, "layer": "session",
             "kind": "session", "date": day, "start_line": piece.start, "end_line": piece.end,
-            "heading_path": heading, "text": text, "name": "", "description": "",
+            "heading_path": heading, "text": text, "name": "", "description": "", "tags": [],
             "n_tokens": count_tokens(text),  # found by what was said, not by the session's name
             "terms": tokenize(searchable_text(piece.text[len(piece.heading_path):]), settings.keyword_tokenizer),
         })

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
+from memflow.schemas.notes import tag_list
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
@@ -76,11 +77,23 @@ def filter_mask(docs: pa.Table, filters: Filters) -> np.ndarray:
         mask = pc.and_(mask, pc.starts_with(docs["path"], filters.prefix))
     if filters.since:
         mask = pc.and_(mask, pc.greater_equal(docs["date"], pa.scalar(filters.since)))
+    for tag in tag_list(list(filters.tags)):  # every tag given: notes carrying all of them
+        mask = pc.and_(mask, has_tag(docs["tags"], tag))
     last = last_day(filters)
     if last:  # a digest chunk's older lines may be inside: its lines are filtered (in_time)
         mask = pc.and_(mask, pc.or_(pc.less_equal(docs["date"], pa.scalar(last)),
                                     pc.equal(docs["layer"], "digest")))
     return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
+def has_tag(tags: pa.ChunkedArray, tag: str) -> pa.Array:
+    """Row i's tag list holds `tag` (one pass over the flattened lists)."""
+    lists = tags.combine_chunks()
+    hit = np.zeros(len(lists), dtype=bool)
+    found = pc.equal(pc.list_flatten(lists), tag).to_numpy(zero_copy_only=False)
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    hit[parents[np.asarray(found, dtype=bool)]] = True
+    return pa.array(hit)
 
 
 def last_day(filters: Filters) -> date | None:
@@ -249,7 +262,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     fused, rows = in_time(fused, rows, filters)
     results = []
     for f, row in zip(fused, rows):
-        shown = {k: row[k] for k in RESULT_COLUMNS}
+        shown = {k: row[k] for k in RESULT_COLUMNS} | {"tags": row.get("tags") or []}
         result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
                               keyword=f.raw.get("keyword"))
         if explain:

@@ -44,12 +44,13 @@ from memflow.tasks.stores.postings import B, K1, MergedPostings, Postings, bm25_
 # Row i of docs.arrow is BM25 document i: filter columns plus what a result shows, so a keyword
 # search reads a memory-mapped Arrow file and never queries the tables.
 CHUNK_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line", "heading_path",
-                 "text", "name", "description"]  # read from the chunks table
+                 "text", "name", "description", "tags"]  # read from the chunks table
 DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus what the index derives
 # 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on;
 # 5: superseded per line (the replaced line numbers and the day each was replaced)
 # 6: each main segment keeps its term frequencies and document lengths (delta segments merge them)
-SNAPSHOT_FORMAT = 6
+# 7: frontmatter tags per row (a filter column like layer and date)
+SNAPSHOT_FORMAT = 7
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 FILE_COLUMNS = ["path", "name", "description", "kind"]

@@ -113,9 +113,23 @@ class IndexStore:
         folder.mkdir(parents=True, exist_ok=True)
         self.db = _lancedb().connect(str(folder))
         self.append_only = False  # set by a run that found every table empty (see module doc)
+        outdated = self._outdated()
+        if outdated:  # written by an earlier version: derived, so every table but the vectors
+            for name in outdated:  # (the embedding cache) is rebuilt from the files
+                self.db.drop_table(name)
         self.files = self.db.create_table("files", schema=FILES, exist_ok=True)
         self.chunks = self.db.create_table("chunks", schema=CHUNKS, exist_ok=True)
         self.links = self.db.create_table("links", schema=LINKS, exist_ok=True)
+
+    def _outdated(self) -> list[str]:
+        """All of files/chunks/links present when one of them has other columns than this
+        version's (e.g. chunks before tags); none otherwise."""
+        present = set(self.db.list_tables().tables)
+        tables = {"files": FILES, "chunks": CHUNKS, "links": LINKS}
+        if any(name in present and self.db.open_table(name).schema.names != schema.names
+               for name, schema in tables.items()):
+            return [name for name in tables if name in present]
+        return []
 
     # -- catalog -------------------------------------------------------------------------
     def catalog(self) -> dict[str, CatalogFile]:

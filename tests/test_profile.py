@@ -1,0 +1,95 @@
+"""`memflow profile`: the user's current facts, newest first, dated and sourced, in a budget."""
+
+import json
+import os
+import random
+
+import anyio
+import pytest
+from helpers import run_cli
+from mcp import Client
+from mcp.client.stdio import stdio_client
+from test_mcp import stdio_params, text
+from test_tags import words
+
+from memflow import api
+from memflow.tasks.ground.tokens import count_tokens
+
+SEEDS = [1, 2, 3]
+
+
+def said(day: str, content: str) -> list[dict]:
+    return [{"role": "user", "timestamp": f"{day}T09:00:00Z", "content": content}]
+
+
+def lived(settings, seed: int, dream_between: bool = False) -> tuple[str, str, str]:
+    """Two conversations a week apart: a city replaced, a pet kept, a named sister."""
+    rng = random.Random(seed)
+    old, new, pet, sister, job = (w.title() for w in words(rng, 5))
+    api.capture(said("2026-03-02", f"I live in {old}. My cat {pet} is three years old."), "s1", settings)
+    if dream_between:  # the old value in the digest, the new one only in a daily note
+        api.dream(settings, date="2026-03-03")
+    api.capture(said("2026-03-09", f"I live in {new} now. My sister {sister} works as a {job.lower()}."),
+                "s2", settings)
+    return old, new, pet
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dreamt", ["none", "first", "both"])
+def test_profile_shows_the_current_value_newest_first_with_dates_and_sources(settings, seed, dreamt):
+    old, new, pet = lived(settings, seed, dream_between=dreamt == "first")
+    if dreamt == "both":
+        api.dream(settings, date="2026-03-10")
+    found = api.profile(settings)
+    shown = found["text"]
+    assert f"I live in {new}" in shown and old not in shown and pet in shown
+    assert count_tokens(shown) <= 300
+    dates = [f["date"] for f in found["facts"]]
+    assert dates == sorted(dates, reverse=True)
+    assert all(f["source"].startswith("daily/") and f"[[{f['source']}]]" in shown for f in found["facts"])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_profile_keeps_to_its_token_budget(settings, seed):
+    rng = random.Random(seed)
+    vocab = words(rng, 120)
+    for day in range(1, 21):
+        api.capture(said(f"2026-04-{day:02d}", f"My friend {vocab[day].title()} plays the "
+                         f"{vocab[day + 40]} and I keep {vocab[day + 80]} plants."), f"s{day}", settings)
+    for budget in (60, 120, 300):
+        found = api.profile(settings, budget)
+        assert count_tokens(found["text"]) <= budget and found["facts"]
+    assert found["facts"][0]["date"] == "2026-04-20"
+
+
+def test_profile_cli_and_mcp_tool_and_resource(settings, lay):
+    _, new, _ = lived(settings, 7)
+    out = run_cli("-w", str(lay.root), "profile", "--json")
+    assert out.returncode == 0, out.stderr
+    assert f"I live in {new}" in json.loads(out.stdout)["text"]
+    small = run_cli("-w", str(lay.root), "profile", "--budget", "40")
+    assert small.returncode == 0 and count_tokens(small.stdout.strip()) <= 40
+
+    async def session():
+        async with Client(stdio_client(stdio_params(lay.root), errlog=open(os.devnull, "w"))) as client:
+            assert "profile" in {t.name for t in (await client.list_tools()).tools}
+            got = await client.call_tool("profile", {"budget_tokens": 200})
+            assert not got.is_error and f"I live in {new}" in text(got)
+            assert got.structured_content["facts"][0]["date"] == "2026-03-09"
+            resource = await client.read_resource("memory://profile")
+            assert f"I live in {new}" in resource.contents[0].text
+
+    anyio.run(session)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_profile_names_the_people_who_said_their_facts(settings, seed):
+    rng = random.Random(seed)
+    first, second, place, craft = (w.title() for w in words(rng, 4))
+    api.capture([{"role": "user", "name": first, "timestamp": "2026-05-02T09:00:00Z",
+                  "content": f"I moved to {place} last month."},
+                 {"role": "assistant", "name": second, "timestamp": "2026-05-02T09:01:00Z",
+                  "content": f"My kids love {craft.lower()} classes."}], "s1", settings)
+    shown = api.profile(settings)["text"]
+    assert f"{first}: I moved to {place}" in shown
+    assert f"{second}: My kids love {craft.lower()}" in shown
