@@ -84,6 +84,15 @@ class FrontmatterOutput(BaseModel):
     frontmatter: dict[str, Any]
 
 
+class IndexOutput(BaseModel):
+    added: int
+    modified: int
+    deleted: int
+    chunks: int = Field(description="chunks written")
+    seconds: float
+    skipped: dict[str, str] = Field({}, description="files left out, each with why")
+
+
 class NoteCard(BaseModel):
     path: str
     name: str = ""
@@ -273,6 +282,15 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
                              notes=[n.path for n in result.notes if n.path], skipped=result.skipped,
                              stopped=result.stopped, stopped_reason=(
                                  "forgotten by memflow forget (tombstones)" if result.stopped else ""))
+
+    @server.tool()
+    @_tool_errors
+    def index(paths: list[str] | None = None) -> IndexOutput:
+        """Bring the search index up to date: the named files (workspace-relative; gone ones are
+        dropped), or every changed file. Writes through this server are indexed already."""
+        summary = api.index(ws, paths)
+        return IndexOutput(added=summary.added, modified=summary.modified, deleted=summary.deleted,
+                           chunks=summary.chunks, seconds=round(summary.seconds, 3), skipped=summary.skipped)
 
     @server.tool()
     @_tool_errors

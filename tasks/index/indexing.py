@@ -542,7 +542,8 @@ def watermark(lay: Layout) -> dict:
         return {"indexed_at": None, "changed_since": None, "stale": True}
     since = mark["indexed_at_ns"]
     files = indexed_files(lay)
-    changed = sum(1 for _size, mtime in files.values() if mtime > since)
+    named = mark.get("indexed_paths") or {}  # indexed by name since (incremental.index_paths)
+    changed = sum(1 for rel, (_size, mtime) in files.items() if mtime > since and named.get(rel) != mtime)
     changed += abs(len(files) - mark["files"]) if changed == 0 else 0
     return {"indexed_at": mark["indexed_at"], "changed_since": changed, "stale": changed > 0,
             "files": mark["files"], "chunks": mark["chunks"]}

@@ -122,6 +122,14 @@ class IndexStore:
         rows = _columns(self.files, ["path", "size", "mtime_ns", "sha256", "pipeline"])
         return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
 
+    def catalog_of(self, paths: list[str]) -> dict[str, CatalogFile]:
+        """The catalog rows of `paths` only (through the path index: no table scan)."""
+        if not paths:
+            return {}
+        rows = (self.files.search().where(_in("path", paths))
+                .select(["path", "size", "mtime_ns", "sha256", "pipeline"]).limit(None).to_arrow())
+        return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
+
     def is_empty(self) -> bool:
         return not any(t.count_rows() for t in (self.files, self.chunks, self.links))
 

@@ -1,0 +1,206 @@
+"""Stage 2, index, for named files: a write is searchable when the call that made it returns.
+
+`index_paths(settings, paths)` re-chunks just those files (added, modified or gone) and
+publishes the search snapshot as a delta segment (stores.segments) beside the main one, so its
+cost follows the change, not the workspace. It rebuilds the snapshot whole (a compaction)
+instead when the delta would pass `delta_limit`, when a digest file changes or a daily file a
+digest marks as superseded changes (their superseded lines reach other files' rows), when the
+snapshot is missing or stale, or when an embedding model is on (vectors are then embedded and
+joined by the full build). Scores equal a full rebuild's either way (tests/test_index_paths.py).
+
+`memflow index` keeps scanning the workspace and compacting; the watermark keeps the time of
+that last scan and, beside it, the files indexed by name since (`indexed_paths`: path ->
+mtime_ns), so a file indexed here is not reported as changed while files changed by others
+still are. The caller holds the workspace lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memflow.schemas.settings import Settings
+from memflow.schemas.tables import IndexSummary
+from memflow.tasks.ground.workspace import Layout, layout
+from memflow.tasks.index import indexing
+from memflow.tasks.index.planning import DiskFile, plan_index
+from memflow.tasks.index.superseded import superseded_lines
+from memflow.tasks.stores import keyword, segments
+from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
+from memflow.tasks.stores.lance import IndexStore, _in
+
+MAX_NAMED = 256  # more files than this in one call: a workspace scan is as cheap
+
+
+def indexable(lay: Layout, settings: Settings, rel: str) -> bool:
+    """The path is one the index covers (what `indexed_files` would list, by name)."""
+    parts = rel.split("/")
+    if any(p.startswith(".") or p in ("", "..") for p in parts):
+        return False
+    if parts[0] in (lay.daily, lay.digest):
+        return rel.endswith(".md")
+    if parts[0] == lay.session:
+        return len(parts) > 2 and parts[1] == "dialog" and rel.endswith(".jsonl")
+    if parts[0] == lay.resource:
+        return rel.lower().endswith(tuple(s.lower() for s in indexing.RESOURCE_SUFFIXES))
+    return False
+
+
+def _disk(lay: Layout, settings: Settings, rels: list[str], catalog: dict, pipeline: str):
+    """rel -> DiskFile of the named files that exist (hashed unless their stat matches), or
+    None when one is not a plain regular file (a symlink, a FIFO...: the full scan decides)."""
+    disk = {}
+    for rel in rels:
+        try:
+            stat = os.lstat(lay.root / rel)
+        except FileNotFoundError:
+            continue
+        if not (stat.st_mode & 0o170000 == 0o100000):
+            return None
+        if (rel.startswith(f"{lay.resource}/") and settings.resource_index_max_bytes is not None
+                and stat.st_size > settings.resource_index_max_bytes):
+            return None
+        entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns)
+        known = catalog.get(rel)
+        if known is None or (known.size, known.mtime_ns, known.pipeline) != (stat.st_size, stat.st_mtime_ns, pipeline):
+            entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns,
+                             hashlib.sha256((lay.root / rel).read_bytes()).hexdigest())
+        disk[rel] = entry
+    return disk
+
+
+def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
+    """Index the named workspace-relative files (gone ones are dropped); returns counts.
+    Paths the index does not cover are ignored. Falls back to `run_index` (a workspace scan)
+    when an interrupted reindex waits, or for many files or files that are not plain."""
+    started = time.perf_counter()
+    lay = layout(settings)
+    rels = sorted({p.replace(os.sep, "/").strip("/") for p in paths})
+    rels = [r for r in rels if indexable(lay, settings, r)]
+    store = IndexStore(lay.index_dir / indexing.LANCE)
+    if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(store, lay, settings)
+            or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
+        return indexing.run_index(settings)
+    pipeline = indexing.pipeline_version(settings)
+    catalog = store.catalog_of(rels)
+    disk = _disk(lay, settings, rels, catalog, pipeline)
+    if disk is None:
+        return indexing.run_index(settings)
+    plan = plan_index(disk, catalog, pipeline)
+    if not plan.changed and not plan.touched:
+        return IndexSummary(unchanged=len(plan.unchanged), seconds=time.perf_counter() - started)
+    if plan.changed:
+        atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
+    skipped: dict[str, str] = {}
+    warnings: dict[str, str] = {}
+    written, _fresh = indexing.write_plan(store, lay, settings, plan, pipeline, None, skipped, warnings)
+    vectors = 0
+    if plan.changed:
+        vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted)
+        (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
+    note_problems(lay, plan, skipped, warnings)
+    note_watermark(lay, plan, disk)
+    return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
+                        unchanged=len(plan.unchanged), chunks=written, total_chunks=-1,
+                        vectors=vectors, keyword_rebuilt=plan.changed,
+                        seconds=time.perf_counter() - started, skipped=skipped, warnings=warnings)
+
+
+def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[str]) -> int:
+    """Publish the search snapshot after the tables took `changed`: a delta when it may be one,
+    else a full build. Returns the vectors embedded (full builds with a model only)."""
+    folder = indexing.keyword_dir(lay, settings)
+    current = None if settings.embedding_model else keyword.current(folder)
+    docs = terms = None
+    if current is not None and not _reaches_other_files(lay, current, changed):
+        table = _chunks_of(store, changed)
+        docs, terms = table.drop_columns(["terms"]), table.column("terms")
+        main = current.main or current
+        if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
+            docs = None
+    if docs is None:
+        vectors = 0
+        if settings.embedding_model:
+            from memflow.tasks.index.vectors import backfill_vectors, check_dimension
+
+            vectors = backfill_vectors(store, settings, check_dimension(settings))
+        indexing.rebuild_keyword(store, lay, settings)
+        return vectors
+    links = _rows_where(store.links, "source", changed, keyword.LINK_COLUMNS)
+    files = _rows_where(store.files, "path", changed, keyword.FILE_COLUMNS)
+    docs = _with_superseded(lay, current, changed, docs, links)
+    segments.publish_delta(folder, current, set(changed), docs, terms, links, files)
+    return 0
+
+
+def _reaches_other_files(lay: Layout, current: keyword.KeywordIndex, changed: list[str]) -> bool:
+    """A change to these files may alter superseded lines of rows outside them: a digest file
+    (its history lines mark daily lines), or a daily file a digest marks (its marked lines'
+    session turns are marked with them)."""
+    if any(p.startswith(f"{lay.digest}/") for p in changed):
+        return True
+    links = current.links
+    if links is None or links.num_rows == 0:
+        return False
+    marked = links.filter(pc.equal(links.column("kind"), "superseded")).column("target").to_pylist()
+    return bool(set(marked) & set(changed))
+
+
+def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
+                     docs: pa.Table, links: pa.Table) -> pa.Table:
+    """`docs` with their superseded columns, computed over the merged link graph and the
+    snapshot's digest rows (which a delta never changes: see `_reaches_other_files`)."""
+    base = current.docs.select(["path", "start_line", "end_line", "text"])
+    if current.alive is not None:
+        base = base.filter(pa.array(current.alive))
+    base = base.filter(pc.starts_with(base.column("path"), f"{lay.digest}/"))
+    graph = pa.concat_tables([keyword.rows_not_in(current.links, "source", changed),
+                              keyword.same_schema(links, current.links)])
+    both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])
+    numbers, days = superseded_lines(both, graph, lay.daily, lay.digest, lay.session)
+    tail = slice(base.num_rows, None)
+    return (docs.append_column("superseded_lines", numbers[tail])
+            .append_column("superseded_until", days[tail]))
+
+
+def _chunks_of(store: IndexStore, paths: list[str]) -> pa.Table:
+    return _rows_where(store.chunks, "path", paths, [*keyword.CHUNK_COLUMNS, "terms"])
+
+
+def _rows_where(table, column: str, values: list[str], columns: list[str]) -> pa.Table:
+    return table.search().where(_in(column, values)).select(columns).limit(None).to_arrow()
+
+
+def note_problems(lay: Layout, plan, skipped: dict[str, str], warnings: dict[str, str]) -> None:
+    """Earlier problems of the redone files are replaced by this call's (others kept)."""
+    path = lay.index_dir / indexing.PROBLEMS
+    earlier = read_json(path, {}) or {}
+    redone = set(plan.added) | set(plan.modified) | set(plan.touched) | set(plan.deleted)
+    if not (skipped or warnings or redone & (set(earlier.get("skipped") or {}) | set(earlier.get("warnings") or {}))):
+        return
+    keep = lambda found: {p: why for p, why in (found or {}).items() if p not in redone}  # noqa: E731
+    atomic_write_json(path, {"skipped": {**keep(earlier.get("skipped")), **skipped},
+                             "warnings": {**keep(earlier.get("warnings")), **warnings}})
+
+
+def note_watermark(lay: Layout, plan, disk: dict[str, DiskFile]) -> None:
+    """Keep the last scan's time; record the named files indexed since with their mtimes, and
+    the count of indexed files the search's stat walk will compare with."""
+    path: Path = lay.index_dir / indexing.WATERMARK
+    mark = read_json(path, None)
+    if mark is None:
+        return
+    named = dict(mark.get("indexed_paths") or {})
+    for rel in plan.added + plan.modified + plan.touched + plan.unchanged:
+        named[rel] = disk[rel].mtime_ns
+    for rel in plan.deleted:
+        named.pop(rel, None)
+    files = mark["files"] + len(plan.added) - len(plan.deleted)
+    writes = mark.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
+    atomic_write_json(path, {**mark, "files": files, "indexed_paths": named,
+                             "writes_since_compaction": writes})
