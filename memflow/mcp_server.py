@@ -50,7 +50,7 @@ class Hit(BaseModel):
 class SearchOutput(BaseModel):
     query: str
     results: list[Hit]
-    index_stale: bool = Field(description="files changed since the last index run")
+    index_stale: bool = Field(description="indexed files changed and not yet indexed")
     packed: list[str] | None = Field(None, description="with budget_tokens: the context that fits")
     warnings: list[str] = Field([], description="what degraded this answer (e.g. keyword results "
                                 "only: the embedding model failed)")
@@ -334,7 +334,13 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = build_server(settings, token if transport == "http" else None)
-    if transport == "stdio":
-        server.run()
-    else:
-        server.run("streamable-http", host=host, port=port)
+    from memflow.tasks.index.watching import Watcher
+
+    watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
+    try:
+        if transport == "stdio":
+            server.run()
+        else:
+            server.run("streamable-http", host=host, port=port)
+    finally:
+        watcher.stop()

@@ -87,7 +87,10 @@ def test_scores_after_index_paths_equal_a_reindex(settings, lay, tmp_path, seed)
     outside = lay.root / rng.choice(sorted(present))
     outside.write_text(note(rng, vocab, names), encoding="utf-8")  # another program's edit
     os.utime(outside, ns=(outside.stat().st_atime_ns, outside.stat().st_mtime_ns + 10_000_000))
-    assert indexing.watermark(lay)["stale"]
+    assert indexing.watermark(lay, walk=True)["stale"]  # in place: only the walk sees it
+    (lay.root / "daily/2026-02-01").mkdir(parents=True, exist_ok=True)
+    (lay.root / "daily/2026-02-01/brand-new.md").write_text("# New\n", encoding="utf-8")
+    assert indexing.watermark(lay)["stale"]  # a new file changes its folder's mtime
 
 
 def test_index_paths_drops_a_deleted_file_and_finds_a_new_one(settings, lay):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,6 +31,15 @@ def recording_changes() -> Iterator[set[str]]:
         _CHANGED.reset(token)
 
 
+JOURNAL = "changes.jsonl"  # under metadata/index/: derived, emptied by every full index run
+
+
+def record_change(lay: Layout, paths: list[str]) -> None:
+    """Journal one writer's changed paths for the index's freshness check (index.freshness)."""
+    append_line(lay.index_dir / JOURNAL, json.dumps({"time_ns": time.time_ns(), "paths": sorted(set(paths))},
+                                                    ensure_ascii=False))
+
+
 def note_changed(paths: list[str]) -> None:
     """Name files a write changed that its event does not list (a session log)."""
     recorder = _CHANGED.get()
@@ -42,6 +52,8 @@ def append_event(lay: Layout, job: str, paths: list[str], summary: str) -> dict 
     if not paths:
         return None
     note_changed(paths)
+    if job != "index":
+        record_change(lay, paths)
     event = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "job": job,
              "title": TITLES.get(job, job), "paths": sorted(set(paths)), "summary": summary}
     append_line(lay.state_dir / "inbox.jsonl", json.dumps(event, ensure_ascii=False))

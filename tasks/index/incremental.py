@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from pathlib import Path
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -28,6 +26,7 @@ from memflow.schemas.settings import Settings
 from memflow.schemas.tables import IndexSummary
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
+from memflow.tasks.index.freshness import note_indexed
 from memflow.tasks.index.planning import DiskFile, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.stores import keyword, segments
@@ -37,7 +36,7 @@ from memflow.tasks.stores.lance import IndexStore, _in
 MAX_NAMED = 256  # more files than this in one call: a workspace scan is as cheap
 
 
-def indexable(lay: Layout, settings: Settings, rel: str) -> bool:
+def indexable(lay: Layout, rel: str) -> bool:
     """The path is one the index covers (what `indexed_files` would list, by name)."""
     parts = rel.split("/")
     if any(p.startswith(".") or p in ("", "..") for p in parts):
@@ -81,7 +80,7 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     started = time.perf_counter()
     lay = layout(settings)
     rels = sorted({p.replace(os.sep, "/").strip("/") for p in paths})
-    rels = [r for r in rels if indexable(lay, settings, r)]
+    rels = [r for r in rels if indexable(lay, r)]
     store = IndexStore(lay.index_dir / indexing.LANCE)
     if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(store, lay, settings)
             or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
@@ -92,8 +91,6 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     if disk is None:
         return indexing.run_index(settings)
     plan = plan_index(disk, catalog, pipeline)
-    if not plan.changed and not plan.touched:
-        return IndexSummary(unchanged=len(plan.unchanged), seconds=time.perf_counter() - started)
     if plan.changed:
         atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
     skipped: dict[str, str] = {}
@@ -104,7 +101,9 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
         vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted)
         (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
     note_problems(lay, plan, skipped, warnings)
-    note_watermark(lay, plan, disk)
+    indexed = {rel: disk[rel].mtime_ns for rel in plan.added + plan.modified + plan.touched + plan.unchanged}
+    indexed.update({rel: -1 for rel in plan.deleted})
+    note_indexed(lay, indexed, len(plan.added), len(plan.deleted), plan.changed)
     return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
                         unchanged=len(plan.unchanged), chunks=written, total_chunks=-1,
                         vectors=vectors, keyword_rebuilt=plan.changed,
@@ -186,21 +185,3 @@ def note_problems(lay: Layout, plan, skipped: dict[str, str], warnings: dict[str
     keep = lambda found: {p: why for p, why in (found or {}).items() if p not in redone}  # noqa: E731
     atomic_write_json(path, {"skipped": {**keep(earlier.get("skipped")), **skipped},
                              "warnings": {**keep(earlier.get("warnings")), **warnings}})
-
-
-def note_watermark(lay: Layout, plan, disk: dict[str, DiskFile]) -> None:
-    """Keep the last scan's time; record the named files indexed since with their mtimes, and
-    the count of indexed files the search's stat walk will compare with."""
-    path: Path = lay.index_dir / indexing.WATERMARK
-    mark = read_json(path, None)
-    if mark is None:
-        return
-    named = dict(mark.get("indexed_paths") or {})
-    for rel in plan.added + plan.modified + plan.touched + plan.unchanged:
-        named[rel] = disk[rel].mtime_ns
-    for rel in plan.deleted:
-        named.pop(rel, None)
-    files = mark["files"] + len(plan.added) - len(plan.deleted)
-    writes = mark.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
-    atomic_write_json(path, {**mark, "files": files, "indexed_paths": named,
-                             "writes_since_compaction": writes})
