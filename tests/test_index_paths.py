@@ -26,7 +26,7 @@ def word(rng: random.Random) -> str:
 
 
 def note(rng: random.Random, vocab: list[str], names: list[str]) -> str:
-    pick = lambda n: " ".join(vocab[min(int(rng.paretovariate(0.9)) - 1, len(vocab) - 1)] for _ in range(n))  # noqa: E731
+    pick = lambda n: " ".join(vocab[min(int(rng.paretovariate(0.9)) - 1, len(vocab) - 1)] for _ in range(n))
     parts = [f"---\nname: {pick(2)}\ndescription: {pick(3)}\n---\n", f"# {pick(2)}\n"]
     for _ in range(rng.randint(1, 3)):
         parts.append(f"## {pick(1)}\n")
@@ -110,3 +110,39 @@ def test_index_paths_drops_a_deleted_file_and_finds_a_new_one(settings, lay):
     assert "daily/2026-01-01/n1.md" not in live
     assert not indexing.watermark(lay)["stale"]
     assert index_paths(settings, ["daily/2026-01-01/new.md"]).unchanged == 1  # nothing to do
+
+
+def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_path):
+    """A session log whose turn a digest-replaced daily line cites: after the log grows (a
+    delta), its rows carry the same superseded lines and days as a reindex's."""
+    from memflow import api
+
+    api.capture([{"role": "user", "timestamp": "2026-06-01T09:00:00Z",
+                  "content": "I live in Berlin with my two cats."}], "s1", lay.root)
+    daily = next((lay.root / "daily/2026-06-01").glob("*.md")).relative_to(lay.root).as_posix()
+    line = next(n for n, t in enumerate((lay.root / daily).read_text().splitlines(), 1) if "s1.jsonl#L1" in t)
+    (lay.root / "digest/wiki").mkdir(parents=True, exist_ok=True)
+    (lay.root / "digest/wiki/home.md").write_text(
+        "# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
+        f"  - until 2026-06-09: I live in Berlin. [[{daily}#L{line}]]\n", encoding="utf-8")
+    indexing.run_index(settings)
+    log = lay.root / "session/dialog/s1.jsonl"
+    log.write_text(log.read_text() + '{"role": "assistant", "timestamp": "2026-06-01T09:01:00Z", '
+                   '"content": "Noted, Berlin and two cats."}\n', encoding="utf-8")
+    index_paths(settings, ["session/dialog/s1.jsonl"])
+    index = keyword.current(indexing.keyword_dir(lay, settings))
+    assert index.main is not None  # a delta
+
+    def session_rows(idx):
+        rows = [r for n, r in enumerate(idx.docs.to_pylist()) if idx.alive is None or idx.alive[n]]
+        return sorted((r["id"], r["superseded_lines"], r["superseded_until"]) for r in rows
+                      if r["path"].startswith("session/"))
+
+    got = session_rows(index)
+    assert any(lines == [1] for _id, lines, _days in got)  # the cited turn is marked
+    other = load_settings(tmp_path / "oracle")
+    init_workspace(layout(other))
+    for folder in ("daily", "digest", "session"):
+        shutil.copytree(lay.root / folder, tmp_path / "oracle" / folder, dirs_exist_ok=True)
+    indexing.run_reindex(other)
+    assert got == session_rows(keyword.current(indexing.keyword_dir(layout(other), other)))

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import os
 import random
-import time
 import string
+import time
 
 import anyio
 from mcp import Client
 from mcp.client.stdio import stdio_client
+from test_mcp import stdio_params, text
 
 from memflow import api
-from test_mcp import stdio_params, text
 
 
 def word(rng: random.Random) -> str:

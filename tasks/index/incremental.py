@@ -19,11 +19,12 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
-from memflow.schemas.tables import IndexSummary
+from memflow.schemas.tables import CHUNKS, FILES, LINKS, IndexSummary
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import note_indexed
@@ -31,7 +32,7 @@ from memflow.tasks.index.planning import DiskFile, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.stores import keyword, segments
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
-from memflow.tasks.stores.lance import IndexStore, _in
+from memflow.tasks.stores.lance import IndexStore
 
 MAX_NAMED = 256  # more files than this in one call: a workspace scan is as cheap
 
@@ -59,7 +60,7 @@ def _disk(lay: Layout, settings: Settings, rels: list[str], catalog: dict, pipel
             stat = os.lstat(lay.root / rel)
         except FileNotFoundError:
             continue
-        if not (stat.st_mode & 0o170000 == 0o100000):
+        if stat.st_mode & 0o170000 != 0o100000:  # not a regular file
             return None
         if (rel.startswith(f"{lay.resource}/") and settings.resource_index_max_bytes is not None
                 and stat.st_size > settings.resource_index_max_bytes):
@@ -95,30 +96,53 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
         atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    written, _fresh = indexing.write_plan(store, lay, settings, plan, pipeline, None, skipped, warnings)
+    rows = write_rows(store, lay, settings, plan, pipeline, skipped, warnings)
     vectors = 0
     if plan.changed:
-        vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted)
+        vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted, rows)
         (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
     note_problems(lay, plan, skipped, warnings)
     indexed = {rel: disk[rel].mtime_ns for rel in plan.added + plan.modified + plan.touched + plan.unchanged}
     indexed.update({rel: -1 for rel in plan.deleted})
     note_indexed(lay, indexed, len(plan.added), len(plan.deleted), plan.changed)
     return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
-                        unchanged=len(plan.unchanged), chunks=written, total_chunks=-1,
+                        unchanged=len(plan.unchanged), chunks=rows[1].num_rows, total_chunks=-1,
                         vectors=vectors, keyword_rebuilt=plan.changed,
                         seconds=time.perf_counter() - started, skipped=skipped, warnings=warnings)
 
 
-def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[str]) -> int:
-    """Publish the search snapshot after the tables took `changed`: a delta when it may be one,
-    else a full build. Returns the vectors embedded (full builds with a model only)."""
+def write_rows(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
+               skipped: dict[str, str], warnings: dict[str, str]) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """Carry out the plan's table writes (one delete and one append per table, like
+    `indexing.write_plan` for a group) and return the new (files, chunks, links) rows, so the
+    delta is made from them without reading the tables back."""
+    todo = plan.added + plan.modified
+    built = [r for rel in todo if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))]
+    files = pa.Table.from_pylist([b[0] for b in built], schema=FILES)
+    chunks = pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS)
+    link_rows = [link for b in built for link in b[2]]
+    if todo:
+        store.write_paths(todo, chunks.to_batches(), link_rows)
+        store.put_files(files.to_pylist())  # last: a crash before this line re-does the files
+    if plan.deleted:
+        store.delete_paths(plan.deleted)
+        store.delete_files(plan.deleted)
+    if plan.touched:
+        store.put_files([r[0] for rel in plan.touched
+                         if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))])
+    return files, chunks, pa.Table.from_pylist(link_rows, schema=LINKS)
+
+
+def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[str],
+            rows: tuple[pa.Table, pa.Table, pa.Table]) -> int:
+    """Publish the search snapshot after the tables took `changed` (their new `rows`: files,
+    chunks, links): a delta when it may be one, else a full build. Returns the vectors embedded
+    (full builds with a model only)."""
     folder = indexing.keyword_dir(lay, settings)
     current = None if settings.embedding_model else keyword.current(folder)
     docs = terms = None
     if current is not None and not _reaches_other_files(lay, current, changed):
-        table = _chunks_of(store, changed)
-        docs, terms = table.drop_columns(["terms"]), table.column("terms")
+        docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
         main = current.main or current
         if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
             docs = None
@@ -130,8 +154,7 @@ def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[st
             vectors = backfill_vectors(store, settings, check_dimension(settings))
         indexing.rebuild_keyword(store, lay, settings)
         return vectors
-    links = _rows_where(store.links, "source", changed, keyword.LINK_COLUMNS)
-    files = _rows_where(store.files, "path", changed, keyword.FILE_COLUMNS)
+    files, links = rows[0].select(keyword.FILE_COLUMNS), rows[2].select(keyword.LINK_COLUMNS)
     docs = _with_superseded(lay, current, changed, docs, links)
     segments.publish_delta(folder, current, set(changed), docs, terms, links, files)
     return 0
@@ -152,27 +175,28 @@ def _reaches_other_files(lay: Layout, current: keyword.KeywordIndex, changed: li
 
 def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
                      docs: pa.Table, links: pa.Table) -> pa.Table:
-    """`docs` with their superseded columns, computed over the merged link graph and the
-    snapshot's digest rows (which a delta never changes: see `_reaches_other_files`)."""
-    base = current.docs.select(["path", "start_line", "end_line", "text"])
-    if current.alive is not None:
-        base = base.filter(pa.array(current.alive))
-    base = base.filter(pc.starts_with(base.column("path"), f"{lay.digest}/"))
+    """`docs` with their superseded columns. A delta holds no digest file and no daily file a
+    digest marks (`_reaches_other_files`), so only its session logs can hold replaced lines: the
+    turns a marked daily line cites. The lines are worked out over that neighbourhood of the
+    merged link graph (links into the changed files, the superseded links into their sources)
+    and the digest rows those cite, not the whole workspace."""
     graph = pa.concat_tables([keyword.rows_not_in(current.links, "source", changed),
                               keyword.same_schema(links, current.links)])
+    into = graph.filter(pc.is_in(graph.column("target"), value_set=pa.array(changed, pa.string())))
+    sources = pa.array(sorted(set(into.column("source").to_pylist())), pa.string())
+    marks = graph.filter(pc.and_(pc.equal(graph.column("kind"), "superseded"),
+                                 pc.is_in(graph.column("target"), value_set=sources)))
+    cited = pa.array(sorted(set(marks.column("source").to_pylist())), pa.string())
+    base = current.docs.select(["path", "start_line", "end_line", "text"])
+    keep = pc.is_in(base.column("path"), value_set=cited)
+    if current.alive is not None:
+        keep = pc.and_(keep, pa.array(current.alive))
+    base = base.filter(keep)
     both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])
-    numbers, days = superseded_lines(both, graph, lay.daily, lay.digest, lay.session)
+    numbers, days = superseded_lines(both, pa.concat_tables([into, marks]), lay.daily, lay.digest, lay.session)
     tail = slice(base.num_rows, None)
     return (docs.append_column("superseded_lines", numbers[tail])
             .append_column("superseded_until", days[tail]))
-
-
-def _chunks_of(store: IndexStore, paths: list[str]) -> pa.Table:
-    return _rows_where(store.chunks, "path", paths, [*keyword.CHUNK_COLUMNS, "terms"])
-
-
-def _rows_where(table, column: str, values: list[str], columns: list[str]) -> pa.Table:
-    return table.search().where(_in(column, values)).select(columns).limit(None).to_arrow()
 
 
 def note_problems(lay: Layout, plan, skipped: dict[str, str], warnings: dict[str, str]) -> None:
@@ -182,6 +206,6 @@ def note_problems(lay: Layout, plan, skipped: dict[str, str], warnings: dict[str
     redone = set(plan.added) | set(plan.modified) | set(plan.touched) | set(plan.deleted)
     if not (skipped or warnings or redone & (set(earlier.get("skipped") or {}) | set(earlier.get("warnings") or {}))):
         return
-    keep = lambda found: {p: why for p, why in (found or {}).items() if p not in redone}  # noqa: E731
+    keep = lambda found: {p: why for p, why in (found or {}).items() if p not in redone}
     atomic_write_json(path, {"skipped": {**keep(earlier.get("skipped")), **skipped},
                              "warnings": {**keep(earlier.get("warnings")), **warnings}})

@@ -14,7 +14,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
 
 import numpy as np
 import pyarrow as pa

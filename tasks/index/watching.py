@@ -22,11 +22,11 @@ from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
 
 log = logging.getLogger("memflow.index")
-_RUNNING: dict[Path, "Watcher"] = {}
+_RUNNING: dict[Path, Watcher] = {}
 DEBOUNCE_MS, TICK_MS = 150, 400
 
 
-def running(root: Path) -> "Watcher | None":
+def running(root: Path) -> Watcher | None:
     """The watcher of this process over the workspace at `root`, if one runs."""
     watcher = _RUNNING.get(Path(root).resolve())
     return watcher if watcher is not None and watcher.alive else None
@@ -48,7 +48,7 @@ class Watcher:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
 
-    def start(self, timeout: float = 10.0) -> "Watcher":
+    def start(self, timeout: float = 10.0) -> Watcher:
         self._thread = threading.Thread(target=self._run, name="memflow-watch", daemon=True)
         self._thread.start()
         self._ready.wait(timeout)
@@ -115,7 +115,7 @@ class Watcher:
         try:
             with workspace_lock(self.lay.state_dir, "index-watch", wait=self.settings.lock_wait, record=False):
                 index_paths(self.settings, todo)
-        except Exception as exc:  # noqa: BLE001 - kept pending and reported, retried next tick
+        except Exception as exc:  # noqa: BLE001 - a background thread: kept pending, reported in the watermark, retried
             self.error = f"indexing {len(todo)} changed file(s) failed: {exc}"
             log.warning("%s", self.error)
             return
