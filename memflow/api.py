@@ -47,7 +47,7 @@ def _writing(workspace: WorkspaceArg, job: str) -> Iterator[Any]:
     from memflow.tasks.ground.events import recording_changes
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
-    from memflow.tasks.index.incremental import index_paths
+    from memflow.tasks.index import index_paths
 
     settings = settings_for(workspace)
     lay = layout(settings)
@@ -126,8 +126,7 @@ def index(workspace: WorkspaceArg = None, paths: list[str] | None = None):
     changed file of the workspace (a scan, and the search snapshot compacted)."""
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
-    from memflow.tasks.index import run_index
-    from memflow.tasks.index.incremental import index_paths
+    from memflow.tasks.index import index_paths, run_index
 
     settings = settings_for(workspace)
     with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_wait):

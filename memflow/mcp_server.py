@@ -334,7 +334,7 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = build_server(settings, token if transport == "http" else None)
-    from memflow.tasks.index.watching import Watcher
+    from memflow.tasks.index import Watcher
 
     watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
     try:

@@ -14,8 +14,7 @@ import pytest
 
 from memflow.schemas.settings import load_settings
 from memflow.tasks.ground.workspace import init_workspace, layout
-from memflow.tasks.index import indexing
-from memflow.tasks.index.incremental import index_paths
+from memflow.tasks.index import index_paths, indexing
 from memflow.tasks.stores import keyword
 
 SEEDS = [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "1,2,3").split(",")]

@@ -44,6 +44,25 @@ def journal_paths(lay: Layout, offset: int) -> tuple[set[str], int]:
     return found, offset + len(tail)
 
 
+RESIDENT: dict = {}  # workspace root -> the running watcher of this process (index.watching)
+
+
+def indexable(lay: Layout, rel: str) -> bool:
+    """The path is one the index covers (what `indexing.indexed_files` would list, by name)."""
+    from memflow.tasks.ground.convert import READABLE_SUFFIXES
+
+    parts = rel.split("/")
+    if any(p.startswith(".") or p in ("", "..") for p in parts):
+        return False
+    if parts[0] in (lay.daily, lay.digest):
+        return rel.endswith(".md")
+    if parts[0] == lay.session:
+        return len(parts) > 2 and parts[1] == "dialog" and rel.endswith(".jsonl")
+    if parts[0] == lay.resource:
+        return rel.lower().endswith(tuple(s.lower() for s in READABLE_SUFFIXES))
+    return False
+
+
 def mtime_ns(path) -> int:
     try:
         return os.stat(path).st_mtime_ns
@@ -106,8 +125,6 @@ def note_indexed(lay: Layout, indexed: dict[str, int], added: int, deleted: int,
 
 
 def _pending(lay: Layout, paths: set[str], named: dict) -> set[str]:
-    from memflow.tasks.index.incremental import indexable
-
     return {p for p in paths if indexable(lay, p) and named.get(p) != mtime_ns(lay.root / p)}
 
 

@@ -27,7 +27,7 @@ from memflow.schemas.settings import Settings
 from memflow.schemas.tables import CHUNKS, FILES, LINKS, IndexSummary
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
-from memflow.tasks.index.freshness import note_indexed
+from memflow.tasks.index.freshness import indexable, note_indexed
 from memflow.tasks.index.planning import DiskFile, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.stores import keyword, segments
@@ -35,20 +35,6 @@ from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, rea
 from memflow.tasks.stores.lance import IndexStore
 
 MAX_NAMED = 256  # more files than this in one call: a workspace scan is as cheap
-
-
-def indexable(lay: Layout, rel: str) -> bool:
-    """The path is one the index covers (what `indexed_files` would list, by name)."""
-    parts = rel.split("/")
-    if any(p.startswith(".") or p in ("", "..") for p in parts):
-        return False
-    if parts[0] in (lay.daily, lay.digest):
-        return rel.endswith(".md")
-    if parts[0] == lay.session:
-        return len(parts) > 2 and parts[1] == "dialog" and rel.endswith(".jsonl")
-    if parts[0] == lay.resource:
-        return rel.lower().endswith(tuple(s.lower() for s in indexing.RESOURCE_SUFFIXES))
-    return False
 
 
 def _disk(lay: Layout, settings: Settings, rels: list[str], catalog: dict, pipeline: str):

@@ -535,13 +535,13 @@ def watermark(lay: Layout, walk: bool = False) -> dict:
     """When the index last ran and how many indexed files changed since: from a running
     watcher, else the change journal and folder mtimes (index.freshness), or with `walk` (or
     a mark from before the journal) by stat'ing every indexed file."""
-    from memflow.tasks.index import freshness, watching
+    from memflow.tasks.index import freshness
 
     mark = read_json(lay.index_dir / WATERMARK, None)
     if mark is None:
         return {"indexed_at": None, "changed_since": None, "stale": True}
-    watcher = None if walk else watching.running(lay.root)
-    if watcher is not None:
+    watcher = None if walk else freshness.RESIDENT.get(lay.root)
+    if watcher is not None and watcher.alive:
         return watcher.watermark(mark)
     if not walk and "folders" in mark:
         return freshness.cheap_watermark(lay, mark)

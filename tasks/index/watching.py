@@ -16,20 +16,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from pathlib import Path
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
+from memflow.tasks.index.freshness import RESIDENT, indexable, indexed_folders, mtime_ns
 
 log = logging.getLogger("memflow.index")
-_RUNNING: dict[Path, Watcher] = {}
 DEBOUNCE_MS, TICK_MS = 150, 400
-
-
-def running(root: Path) -> Watcher | None:
-    """The watcher of this process over the workspace at `root`, if one runs."""
-    watcher = _RUNNING.get(Path(root).resolve())
-    return watcher if watcher is not None and watcher.alive else None
 
 
 class Watcher:
@@ -52,14 +45,14 @@ class Watcher:
         self._thread = threading.Thread(target=self._run, name="memflow-watch", daemon=True)
         self._thread.start()
         self._ready.wait(timeout)
-        _RUNNING[self.lay.root] = self
+        RESIDENT[self.lay.root] = self
         return self
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        _RUNNING.pop(self.lay.root, None)
+        RESIDENT.pop(self.lay.root, None)
 
     def pending(self) -> set[str]:
         with self._mutex:
@@ -68,8 +61,6 @@ class Watcher:
     def watermark(self, mark: dict) -> dict:
         """Stale while a file seen changing is not indexed as it is now (a write through this
         process indexed it already: its event does not make the answer stale)."""
-        from memflow.tasks.index.freshness import mtime_ns
-
         named = mark.get("indexed_paths") or {}
         pending = {p for p in self.pending() if named.get(p) != mtime_ns(self.lay.root / p)}
         out = {"indexed_at": mark["indexed_at"], "changed_since": len(pending), "stale": bool(pending),
@@ -77,8 +68,6 @@ class Watcher:
         return {**out, "error": self.error} if self.error else out
 
     def _folders(self) -> list[str]:
-        from memflow.tasks.index.freshness import indexed_folders
-
         found = []
         for rel in indexed_folders(self.lay):
             (self.lay.root / rel).mkdir(parents=True, exist_ok=True)
@@ -98,8 +87,6 @@ class Watcher:
                 self._index()
 
     def _take(self, changes) -> None:
-        from memflow.tasks.index.incremental import indexable
-
         root = str(self.lay.root)
         rels = {os.path.relpath(path, root).replace(os.sep, "/") for _kind, path in changes}
         with self._mutex:
