@@ -94,8 +94,8 @@ def test_a_running_server_indexes_an_outside_edit_and_says_stale_until_then(sett
                 deadline = time.monotonic() + 10  # ~0.2 s when the machine is quiet
                 hit, stale = await found(client, query, path)
                 while not (hit and stale is False) and time.monotonic() < deadline:
-                    # (the snapshot is published a moment before the watermark says so: stale
-                    # may still be true on the first search that finds it, never the reverse)
+                    # (the watcher sees a write a moment after it, and the snapshot is published
+                    # a moment before the watermark records it: poll until both are true)
                     await anyio.sleep(0.05)
                     hit, stale = await found(client, query, path)
                 assert hit, f"{path} not found within 10 s"
