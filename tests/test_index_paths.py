@@ -82,6 +82,11 @@ def test_scores_after_index_paths_equal_a_reindex(settings, lay, tmp_path, seed)
             oracle = reindexed_copy(settings, tmp_path / f"oracle-{step}")
             queries = [rng.sample(vocab[:80], rng.randint(1, 3)) + rng.sample(vocab, 2) for _ in range(12)]
             assert scores(settings, queries) == scores(oracle, queries)
+            mine, theirs = (keyword.current(indexing.keyword_dir(layout(x), x)) for x in (settings, oracle))
+            some = rng.sample(names, 6)  # link expansion and names read the same through a delta
+            key = lambda rows: sorted(map(repr, rows))  # noqa: E731
+            assert key(mine.links_of(some)) == key(theirs.links_of(some))
+            assert mine.file_info(some) == theirs.file_info(some)
     assert deltas > 0  # the delta path was taken (and the compaction path on digest edits/limits)
     outside = lay.root / rng.choice(sorted(present))
     outside.write_text(note(rng, vocab, names), encoding="utf-8")  # another program's edit
