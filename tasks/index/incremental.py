@@ -3,10 +3,10 @@
 `index_paths(settings, paths)` re-chunks just those files (added, modified or gone) and
 publishes the search snapshot as a delta segment (stores.segments) beside the main one, so its
 cost follows the change, not the workspace. It rebuilds the snapshot whole (a compaction)
-instead when the delta would pass `delta_limit`, when a digest file changes or a daily file a
-digest marks as superseded changes (their superseded lines reach other files' rows), when the
-snapshot is missing or stale, or when an embedding model is on (vectors are then embedded and
-joined by the full build). Scores equal a full rebuild's either way (tests/test_index_paths.py).
+instead when the delta would pass `delta_limit`; when a changed file has superseded links (a
+digest's history lines) before or after, or is a file they mark (superseded lines reach other
+files' rows); when the snapshot is missing or stale; or when an embedding model is on (vectors
+are then embedded and joined by the full build). Scores equal a full rebuild's either way (tests/test_index_paths.py).
 
 `memflow index` keeps scanning the workspace and compacting; the watermark keeps the time of
 that last scan and, beside it, the files indexed by name since (`indexed_paths`: path ->
@@ -127,7 +127,7 @@ def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[st
     folder = indexing.keyword_dir(lay, settings)
     current = None if settings.embedding_model else keyword.current(folder)
     docs = terms = None
-    if current is not None and not _reaches_other_files(lay, current, changed):
+    if current is not None and not _reaches_other_files(current, changed, rows[2]):
         docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
         main = current.main or current
         if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
@@ -146,23 +146,24 @@ def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[st
     return 0
 
 
-def _reaches_other_files(lay: Layout, current: keyword.KeywordIndex, changed: list[str]) -> bool:
-    """A change to these files may alter superseded lines of rows outside them: a digest file
-    (its history lines mark daily lines), or a daily file a digest marks (its marked lines'
-    session turns are marked with them)."""
-    if any(p.startswith(f"{lay.digest}/") for p in changed):
+def _reaches_other_files(current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> bool:
+    """A change to these files may alter superseded lines of rows outside them: a file with
+    superseded links before or after (a digest's history lines mark daily lines), or a file
+    such a link marks (its marked lines' session turns are marked with them)."""
+    graph = current.links
+    if graph is None:
         return True
-    links = current.links
-    if links is None or links.num_rows == 0:
-        return False
-    marked = links.filter(pc.equal(links.column("kind"), "superseded")).column("target").to_pylist()
-    return bool(set(marked) & set(changed))
+    old = graph.filter(pc.equal(graph.column("kind"), "superseded"))
+    if "superseded" in links.column("kind").to_pylist():
+        return True
+    touched = set(changed)
+    return bool(touched & set(old.column("source").to_pylist()) or touched & set(old.column("target").to_pylist()))
 
 
 def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
                      docs: pa.Table, links: pa.Table) -> pa.Table:
-    """`docs` with their superseded columns. A delta holds no digest file and no daily file a
-    digest marks (`_reaches_other_files`), so only its session logs can hold replaced lines: the
+    """`docs` with their superseded columns. A delta holds no file with superseded links and
+    none they mark (`_reaches_other_files`), so only its session logs can hold replaced lines: the
     turns a marked daily line cites. The lines are worked out over that neighbourhood of the
     merged link graph (links into the changed files, the superseded links into their sources)
     and the digest rows those cite, not the whole workspace."""
