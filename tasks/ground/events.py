@@ -35,7 +35,10 @@ JOURNAL = "changes.jsonl"  # under metadata/index/: derived, emptied by every fu
 
 
 def record_change(lay: Layout, paths: list[str]) -> None:
-    """Journal one writer's changed paths for the index's freshness check (index.freshness)."""
+    """Journal one writer's changed paths for the index's freshness check (index.freshness);
+    nothing before the first index run (the index is stale anyway, its folder stays empty)."""
+    if not (lay.index_dir / "watermark.json").exists():
+        return
     append_line(lay.index_dir / JOURNAL, json.dumps({"time_ns": time.time_ns(), "paths": sorted(set(paths))},
                                                     ensure_ascii=False))
 
