@@ -177,6 +177,17 @@ class IndexStore:
             if table.count_rows() and not any(column in i.columns for i in table.list_indices()):
                 table.create_index(column, config=BTree())
 
+    def rebuild_key_indexes(self) -> None:
+        """Each key index built again from the rows as they are (after a forget: an index folds
+        deletes in as a mask and keeps the deleted keys; `compact(0)` then drops the old files)."""
+        from lancedb.index import BTree
+
+        for name, column in KEYS.items():
+            table = self.db.open_table(name)  # the newest version: a compaction may have run
+            if any(column in i.columns for i in table.list_indices()):
+                table.create_index(column, config=BTree(), replace=True)
+            setattr(self, name, table)
+
     def chunk_columns(self, columns: list[str]) -> pa.Table:
         return _columns(self.chunks, columns)
 
