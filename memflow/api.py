@@ -6,6 +6,8 @@ starts Prefect; flows in `memflow.flows` wrap these stages for deployments.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,24 @@ def _locked(workspace: WorkspaceArg, job: str):
     return lay, workspace_lock(lay.state_dir, job, wait=settings.lock_wait)
 
 
+@contextmanager
+def _writing(workspace: WorkspaceArg, job: str) -> Iterator[Any]:
+    """The workspace lock for `job` around a write (yields the layout): the files the write
+    names in its events are indexed before the lock is released, so a write is searchable when
+    the call returns (index.incremental: a delta segment, not a rebuild)."""
+    from memflow.tasks.ground.events import recording_changes
+    from memflow.tasks.ground.lock import workspace_lock
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.index import index_paths
+
+    settings = settings_for(workspace)
+    lay = layout(settings)
+    with workspace_lock(lay.state_dir, job, wait=settings.lock_wait), recording_changes() as changed:
+        yield lay
+        if changed:
+            index_paths(settings, sorted(changed))
+
+
 def init(workspace: WorkspaceArg) -> list[str]:
     """Create the workspace layers; returns the folders created."""
     from memflow.tasks.ground.workspace import init_workspace
@@ -57,8 +77,7 @@ def write(path: str, content: str, name: str | None = None, description: str | N
     """Create or overwrite a file (not under metadata/ or session/); returns its path."""
     from memflow.tasks.ground.fileops import write_file
 
-    lay, lock = _locked(workspace, "write")
-    with lock:
+    with _writing(workspace, "write") as lay:
         return write_file(lay, path, content, name, description, meta)
 
 
@@ -66,8 +85,7 @@ def edit(path: str, old: str, new: str, workspace: WorkspaceArg = None) -> None:
     """Replace the one occurrence of `old` with `new` in a file."""
     from memflow.tasks.ground.fileops import edit_file
 
-    lay, lock = _locked(workspace, "edit")
-    with lock:
+    with _writing(workspace, "edit") as lay:
         edit_file(lay, path, old, new)
 
 
@@ -75,8 +93,7 @@ def move(src: str, dst: str, workspace: WorkspaceArg = None) -> list[str]:
     """Move a file and rewrite every link to it; returns the files rewritten."""
     from memflow.tasks.ground.fileops import move_file
 
-    lay, lock = _locked(workspace, "move")
-    with lock:
+    with _writing(workspace, "move") as lay:
         return move_file(lay, src, dst)
 
 
@@ -84,8 +101,7 @@ def delete(path: str, workspace: WorkspaceArg = None) -> list[str]:
     """Delete a file; returns the files that still link to it."""
     from memflow.tasks.ground.fileops import delete_file
 
-    lay, lock = _locked(workspace, "delete")
-    with lock:
+    with _writing(workspace, "delete") as lay:
         return delete_file(lay, path)
 
 
@@ -100,20 +116,21 @@ def frontmatter_set(path: str, values: dict, workspace: WorkspaceArg = None) -> 
     """Set frontmatter keys (others kept in order); returns the new frontmatter."""
     from memflow.tasks.ground.fileops import fm_set
 
-    lay, lock = _locked(workspace, "fm-set")
-    with lock:
+    with _writing(workspace, "fm-set") as lay:
         return fm_set(lay, path, values)
 
 
-def index(workspace: WorkspaceArg = None):
-    """Incremental index (takes the workspace lock); returns an IndexSummary."""
+def index(workspace: WorkspaceArg = None, paths: list[str] | None = None):
+    """Incremental index (takes the workspace lock); returns an IndexSummary. With `paths`, just
+    those files (added, changed or gone; published as a delta segment when small), else every
+    changed file of the workspace (a scan, and the search snapshot compacted)."""
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
-    from memflow.tasks.index import run_index
+    from memflow.tasks.index import index_paths, run_index
 
     settings = settings_for(workspace)
     with workspace_lock(layout(settings).state_dir, "index", wait=settings.lock_wait):
-        return run_index(settings)
+        return index_paths(settings, paths) if paths else run_index(settings)
 
 
 def reindex(workspace: WorkspaceArg = None):
@@ -218,8 +235,7 @@ def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = Non
     from datetime import date as date_type
 
     from memflow.tasks.capture import auto_memory, check_messages
-    from memflow.tasks.ground.lock import workspace_lock
-    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.ground.events import note_changed
 
     settings = settings_for(workspace)
     day = date_type.fromisoformat(date) if isinstance(date, str) else date
@@ -229,8 +245,11 @@ def capture(messages: list[dict], session_id: str, workspace: WorkspaceArg = Non
 
         writer = model_writer(settings)
     check_messages(messages, skip_invalid)  # a rejected conversation takes no lock, writes nothing
-    with workspace_lock(layout(settings).state_dir, "capture", wait=settings.lock_wait):
-        return auto_memory(settings, messages, session_id, memory_hint, day, writer, skip_invalid)
+    with _writing(settings, "capture"):
+        result = auto_memory(settings, messages, session_id, memory_hint, day, writer, skip_invalid)
+        if result.new_messages:  # the session log is searched too (as a transcript)
+            note_changed([result.source_conversation.strip("[]")])
+        return result
 
 
 def capture_resources(workspace: WorkspaceArg = None):
@@ -238,8 +257,6 @@ def capture_resources(workspace: WorkspaceArg = None):
     from functools import partial
 
     from memflow.tasks.capture import auto_resource
-    from memflow.tasks.ground.lock import workspace_lock
-    from memflow.tasks.ground.workspace import layout
 
     settings = settings_for(workspace)
     reader = None
@@ -247,7 +264,7 @@ def capture_resources(workspace: WorkspaceArg = None):
         from memflow.tasks.capture import read_with_model
 
         reader = partial(read_with_model, settings)
-    with workspace_lock(layout(settings).state_dir, "capture_resources", wait=settings.lock_wait):
+    with _writing(settings, "capture_resources"):
         return auto_resource(settings, reader)
 
 

@@ -51,7 +51,7 @@ class Hit(BaseModel):
 class SearchOutput(BaseModel):
     query: str
     results: list[Hit]
-    index_stale: bool = Field(description="files changed since the last index run")
+    index_stale: bool = Field(description="indexed files changed and not yet indexed")
     packed: list[str] | None = Field(None, description="with budget_tokens: the context that fits")
     warnings: list[str] = Field([], description="what degraded this answer (e.g. keyword results "
                                 "only: the embedding model failed)")
@@ -88,6 +88,15 @@ class DeleteOutput(BaseModel):
 class FrontmatterOutput(BaseModel):
     path: str
     frontmatter: dict[str, Any]
+
+
+class IndexOutput(BaseModel):
+    added: int
+    modified: int
+    deleted: int
+    chunks: int = Field(description="chunks written")
+    seconds: float
+    skipped: dict[str, str] = Field({}, description="files left out, each with why")
 
 
 class NoteCard(BaseModel):
@@ -285,6 +294,15 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
 
     @server.tool()
     @_tool_errors
+    def index(paths: list[str] | None = None) -> IndexOutput:
+        """Bring the search index up to date: the named files (workspace-relative; gone ones are
+        dropped), or every changed file. Writes through this server are indexed already."""
+        summary = api.index(ws, paths)
+        return IndexOutput(added=summary.added, modified=summary.modified, deleted=summary.deleted,
+                           chunks=summary.chunks, seconds=round(summary.seconds, 3), skipped=summary.skipped)
+
+    @server.tool()
+    @_tool_errors
     def dream_runs() -> RunsOutput:
         """Consolidation runs (newest last): id, start, status, actions, files touched."""
         return RunsOutput(runs=api.dream_runs(ws))
@@ -338,7 +356,13 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = build_server(settings, token if transport == "http" else None)
-    if transport == "stdio":
-        server.run()
-    else:
-        server.run("streamable-http", host=host, port=port)
+    from memflow.tasks.index import Watcher
+
+    watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
+    try:
+        if transport == "stdio":
+            server.run()
+        else:
+            server.run("streamable-http", host=host, port=port)
+    finally:
+        watcher.stop()

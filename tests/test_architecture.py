@@ -29,7 +29,8 @@ LIBRARY_HOMES = {"prefect": "memflow.flows", "prefect_dask": "memflow.flows.flee
                  "sentence_transformers": "memflow.tasks.ground.local_embeddings",
                  "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert",
                  "mcp": "memflow.mcp_server", "zstandard": "memflow.tasks.stores.archive",
-                 "detect_secrets": "memflow.tasks.ground.secret_formats"}
+                 "detect_secrets": "memflow.tasks.ground.secret_formats",
+                 "watchfiles": "memflow.tasks.index.watching"}
 
 
 def module_files() -> dict[str, Path]:

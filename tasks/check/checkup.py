@@ -91,7 +91,7 @@ def _index(lay: Layout, settings: Settings, report: CheckReport) -> None:
     elif not (keyword_dir(lay, settings) / "CURRENT").exists():
         report.findings.append(Finding(area="index", detail="no search index", repair=REPAIR_INDEX))
     else:
-        mark = watermark(lay)
+        mark = watermark(lay, walk=True)
         if mark.get("stale"):
             report.findings.append(Finding(area="index", detail=f"{mark.get('changed_since')} file(s) "
                                            "changed since the last index run", repair=REPAIR_INDEX))

@@ -47,7 +47,7 @@ def model_health(settings: Settings, deep: bool) -> dict:
 def workspace_status(settings: Settings, deep: bool = False) -> dict:
     lay = layout(settings)
     warnings: list[str] = []
-    mark = watermark(lay)
+    mark = watermark(lay, walk=True)
     problems = index_problems(lay)
     reindexing = reindex_pending(lay)
     index = {**mark, "skipped": problems["skipped"], "warnings": problems["warnings"],

@@ -287,7 +287,9 @@ def _rebuild_index(settings: Settings, lay: Layout, store: IndexStore, embedded_
     """The changed files' index rows are replaced; no old LanceDB version, keyword generation or
     cached vector of a forgotten text is kept."""
     run_index(settings)
-    store.compact(keep_seconds=0)
+    store.compact(keep_seconds=0)  # deleted rows leave the fragments (an index built now lacks them)
+    store.rebuild_key_indexes()
+    store.compact(keep_seconds=0)  # and the old key index files go
     for folder in sorted((lay.index_dir / "keyword").glob("*/")):
         keyword.drop_old_generations(folder)
     EmbeddingCache(embedding_cache_dir(settings)).forget(embedded_before - store.text_shas())

@@ -5,14 +5,16 @@ Entry points: `run_index` (incremental: only changed files are re-done) and `run
 folder), `watermark` (what the index has seen), `index_problems` (files
 left out or read with a caveat, each with its reason), `reindex_pending` (a reindex was
 interrupted) and `embed_queries` (query vectors with the
-index's embedding model). For imports: `chunk_embedding_keys` (each chunk's lines and the hash of
+index's embedding model), `index_paths` (just the named files: a delta segment, so a
+write is searchable on return) and `Watcher` (a resident process indexes outside edits). For imports: `chunk_embedding_keys` (each chunk's lines and the hash of
 the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, by hash) and `link_kinds` (links per kind).
 """
 
+from memflow.tasks.index.incremental import index_paths
 from memflow.tasks.index.indexing import (
     chunk_embedding_keys,
-    index_problems,
     drop_old_snapshots,
+    index_problems,
     keyword_dir,
     link_kinds,
     reindex_pending,
@@ -24,4 +26,12 @@ from memflow.tasks.index.vectors import embed_queries, embedding_cache_dir, seed
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
            "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
-           "drop_old_snapshots"]
+           "drop_old_snapshots", "index_paths", "Watcher"]
+
+
+def __getattr__(name: str):
+    if name == "Watcher":  # imports watchfiles: only a resident process needs it
+        from memflow.tasks.index.watching import Watcher
+
+        return Watcher
+    raise AttributeError(name)

@@ -14,7 +14,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
 
 import numpy as np
 import pyarrow as pa
@@ -527,26 +526,33 @@ WATERMARK = "watermark.json"
 
 
 def write_watermark(lay: Layout, summary: IndexSummary, writes_since_compaction: int = 0) -> None:
-    atomic_write_json(lay.index_dir / WATERMARK, {
-        "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "indexed_at_ns": time.time_ns(),
-        "files": len(indexed_files(lay)),  # what the search's stat walk will count
-        "chunks": summary.total_chunks,
-        "writes_since_compaction": writes_since_compaction,
-    })
+    from memflow.tasks.index.freshness import write_full_mark
+
+    # "files": what the search's stat walk will count
+    write_full_mark(lay, len(indexed_files(lay)), summary.total_chunks, writes_since_compaction)
 
 
-def watermark(lay: Layout) -> dict:
-    """When the index last ran and how many indexed files changed since (stat only)."""
+def watermark(lay: Layout, walk: bool = False) -> dict:
+    """When the index last ran and how many indexed files changed since: from a running
+    watcher, else the change journal and folder mtimes (index.freshness), or with `walk` (or
+    a mark from before the journal) by stat'ing every indexed file."""
+    from memflow.tasks.index import freshness
+
     mark = read_json(lay.index_dir / WATERMARK, None)
     if mark is None:
         return {"indexed_at": None, "changed_since": None, "stale": True}
+    watcher = None if walk else freshness.RESIDENT.get(lay.root)
+    if watcher is not None and watcher.alive:
+        return watcher.watermark(mark)
+    if not walk and "folders" in mark:
+        return freshness.cheap_watermark(lay, mark)
     since = mark["indexed_at_ns"]
     files = indexed_files(lay)
-    changed = sum(1 for _size, mtime in files.values() if mtime > since)
+    named = mark.get("indexed_paths") or {}  # indexed by name since (incremental.index_paths)
+    changed = sum(1 for rel, (_size, mtime) in files.items() if mtime > since and named.get(rel) != mtime)
     changed += abs(len(files) - mark["files"]) if changed == 0 else 0
     return {"indexed_at": mark["indexed_at"], "changed_since": changed, "stale": changed > 0,
-            "files": mark["files"], "chunks": mark["chunks"]}
+            "files": mark["files"], "chunks": mark["chunks"], "checked": "every indexed file"}
 
 
 __all__ = ["run_index", "run_reindex", "pipeline_version", "watermark", "index_problems",

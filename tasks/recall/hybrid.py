@@ -55,7 +55,7 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
     if cached and cached[0] == gen.name:
         return cached[1]
     try:
-        index = keyword.load(folder)
+        index = keyword.load(folder, cached[1] if cached else None)  # a delta reuses the main segment
     except keyword.SnapshotOutdated as exc:
         raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
     if index is None:

@@ -79,6 +79,10 @@ class KeywordIndex:
     alive: np.ndarray | None = None  # with a delta: False for main rows a delta replaced
     delta_vectors: np.ndarray | None = None  # with a delta and vectors: the delta rows' vectors
     main: "KeywordIndex | None" = None  # with a delta: the base's main segment (reused when re-read)
+    # with a delta: main link/file row -> its row here (-1: a delta replaced it), so link
+    # expansion reuses the main segment's maps instead of rebuilding them for every delta
+    link_new: np.ndarray | None = None
+    file_new: np.ndarray | None = None
 
     @property
     def vector_model(self) -> str | None:
@@ -113,14 +117,44 @@ class KeywordIndex:
             self._graph = outs, ins, {path: n for n, path in enumerate(paths)}
         return self._graph
 
+    def _split(self) -> bool:
+        return self.main is not None and self.link_new is not None and self.file_new is not None
+
+    def _delta_maps(self) -> tuple[dict, dict, dict]:
+        """The maps of the delta's own link and file rows (numbered as here): small."""
+        if self._graph is None:
+            kept_links, kept_files = int((self.link_new >= 0).sum()), int((self.file_new >= 0).sum())
+            outs: dict[str, list[int]] = {}
+            ins: dict[str, list[int]] = {}
+            tail = self.links.slice(kept_links)
+            for n, (source, target) in enumerate(zip(tail.column("source").to_pylist(),
+                                                     tail.column("target").to_pylist()), kept_links):
+                outs.setdefault(source, []).append(n)
+                ins.setdefault(target, []).append(n)
+            files = self.files.slice(kept_files).column("path").to_pylist()
+            self._graph = outs, ins, {path: n for n, path in enumerate(files, kept_files)}
+        return self._graph
+
     def links_of(self, paths: list[str]) -> list[dict]:
         """Out-links from and in-links to `paths`, in link-table order."""
+        if self._split():
+            main_outs, main_ins, _ = self.main._link_maps()
+            outs, ins, _ = self._delta_maps()
+            numbers = {int(self.link_new[n]) for p in paths for n in (*main_outs.get(p, ()), *main_ins.get(p, ()))}
+            numbers |= {n for p in paths for n in (*outs.get(p, ()), *ins.get(p, ()))}
+            return _take(self.links, sorted(numbers - {-1}))
         outs, ins, _ = self._link_maps()
         numbers = sorted({n for p in paths for n in (*outs.get(p, ()), *ins.get(p, ()))})
         return _take(self.links, numbers)
 
     def file_info(self, paths: list[str]) -> dict[str, dict]:
         """name, description and kind of the indexed files among `paths`."""
+        if self._split():
+            _, _, main_where = self.main._link_maps()
+            _, _, where = self._delta_maps()
+            rows = [where[p] if p in where else int(self.file_new[main_where[p]]) if p in main_where else -1
+                    for p in paths]
+            return {row["path"]: row for row in _take(self.files, [n for n in rows if n >= 0])}
         _, _, where = self._link_maps()
         found = [p for p in paths if p in where]
         return {row["path"]: row for row in _take(self.files, [where[p] for p in found])}
@@ -359,10 +393,9 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
     alive = pc.fill_null(alive, True).to_numpy(zero_copy_only=False)
     parts = bm25_parts(terms)
     postings = MergedPostings(main.retriever, main.size, alive, parts)
-    links = pa.concat_tables([rows_not_in(main.links, "source", removed),
-                              same_schema(read(gen / "links.arrow"), main.links)])
-    files = pa.concat_tables([rows_not_in(main.files, "path", removed),
-                              same_schema(read(gen / "files.arrow"), main.files)])
+    link_keep, file_keep = _not_in(main.links, "source", removed), _not_in(main.files, "path", removed)
+    links = pa.concat_tables([main.links.filter(pa.array(link_keep)), same_schema(read(gen / "links.arrow"), main.links)])
+    files = pa.concat_tables([main.files.filter(pa.array(file_keep)), same_schema(read(gen / "files.arrow"), main.files)])
     vectors = has_vector = None
     if main.vectors is not None and (gen / "vectors.npy").exists():
         vectors = np.load(gen / "vectors.npy")
@@ -370,7 +403,14 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
     return KeywordIndex(postings, pa.concat_tables([main.docs, docs]), meta, main.vectors, has_vector,
                         links, files, generation=gen.name,
                         alive=np.concatenate([alive, np.ones(docs.num_rows, dtype=bool)]),
-                        main=main, delta_vectors=vectors)
+                        main=main, delta_vectors=vectors,
+                        link_new=np.where(link_keep, np.cumsum(link_keep) - 1, -1),
+                        file_new=np.where(file_keep, np.cumsum(file_keep) - 1, -1))
+
+
+def _not_in(table: pa.Table, column: str, values: list[str]) -> np.ndarray:
+    found = pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))
+    return pc.invert(pc.fill_null(found, False)).to_numpy(zero_copy_only=False)
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:

@@ -136,6 +136,14 @@ class IndexStore:
         rows = _columns(self.files, ["path", "size", "mtime_ns", "sha256", "pipeline"])
         return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
 
+    def catalog_of(self, paths: list[str]) -> dict[str, CatalogFile]:
+        """The catalog rows of `paths` only (through the path index: no table scan)."""
+        if not paths:
+            return {}
+        rows = (self.files.search().where(_in("path", paths))
+                .select(["path", "size", "mtime_ns", "sha256", "pipeline"]).limit(None).to_arrow())
+        return {r["path"]: CatalogFile(**r) for r in rows.to_pylist()}
+
     def is_empty(self) -> bool:
         return not any(t.count_rows() for t in (self.files, self.chunks, self.links))
 
@@ -182,6 +190,17 @@ class IndexStore:
             table = getattr(self, name)
             if table.count_rows() and not any(column in i.columns for i in table.list_indices()):
                 table.create_index(column, config=BTree())
+
+    def rebuild_key_indexes(self) -> None:
+        """Each key index built again from the rows as they are (after a forget: an index folds
+        deletes in as a mask and keeps the deleted keys; `compact(0)` then drops the old files)."""
+        from lancedb.index import BTree
+
+        for name, column in KEYS.items():
+            table = self.db.open_table(name)  # the newest version: a compaction may have run
+            if any(column in i.columns for i in table.list_indices()):
+                table.create_index(column, config=BTree(), replace=True)
+            setattr(self, name, table)
 
     def chunk_columns(self, columns: list[str]) -> pa.Table:
         return _columns(self.chunks, columns)

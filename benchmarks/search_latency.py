@@ -1,0 +1,143 @@
+"""Search latency as callers get it (issue #27): `memflow.api.search` with the index watermark
+on (what the MCP server and the CLI call), plain and packed to 1,000 tokens, and one file
+changed -> searchable, at several workspace sizes; this tree against another (the current main)
+in the same run, each (tree, size) in a fresh process.
+
+    .venv/bin/python benchmarks/search_latency.py --sizes 4800,24000 --baseline /work/main/.venv/bin/python
+
+One file changed -> searchable: `api.write` of an existing note, then the search that finds the
+new word. Where the tree has `index.incremental` the write indexes on return; otherwise (main)
+the caller must run the index (`api.index`) before the search finds it, and that is timed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def percentiles(values: list[float]) -> tuple[float, float]:
+    values = sorted(values)
+    return 1000 * statistics.median(values), 1000 * values[int(0.95 * (len(values) - 1))]
+
+
+def one(count: int, rounds: int) -> dict:
+    from corpus import QUERIES, build
+
+    from memflow import api
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.ground.workspace import init_workspace, layout
+
+    root = Path(tempfile.mkdtemp(prefix=f"bench-lat-{count}-"))
+    settings = load_settings(root)
+    init_workspace(layout(settings))
+    paths = build(root, count)
+    started = time.perf_counter()
+    api.index(settings)
+    out: dict = {"notes": count, "cold_index_s": time.perf_counter() - started}
+    plain = settings.model_copy(update={"time_weight": 0.0, "recency_weight": 0.0})
+    api.search("warm up", plain)
+    api.search("warm up", settings, budget_tokens=1000)
+    timings: dict[str, list[float]] = {"plain": [], "packed": []}
+    for _ in range(rounds):
+        for query in QUERIES:
+            t = time.perf_counter()
+            api.search(query, plain, limit=5)
+            timings["plain"].append(time.perf_counter() - t)
+    for _ in range(rounds):
+        for query in QUERIES:
+            t = time.perf_counter()
+            api.search(query, settings, limit=5, budget_tokens=1000)
+            timings["packed"].append(time.perf_counter() - t)
+    for name, values in timings.items():
+        out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = percentiles(values)
+    try:
+        import memflow.tasks.index.incremental  # noqa: F401
+        indexes_on_write = True
+    except ImportError:
+        indexes_on_write = False
+    changes = []
+    for n in range(5):
+        target = paths[(count // 2 + n * 97) % len(paths)]
+        rel = target.relative_to(root).as_posix()
+        word = f"zanzibar{'abcde'[n]}quokka"  # one token (digits would split it)
+        t = time.perf_counter()
+        api.write(rel, target.read_text(encoding="utf-8") + f"\nA new line about {word}.\n", workspace=settings)
+        if not indexes_on_write:
+            api.index(settings)
+        found = api.search(word, plain, limit=1).results
+        changes.append(time.perf_counter() - t)
+        assert found and found[0].path == rel, f"{rel} not found after the change: {[(r.path, r.score) for r in found]}"
+    out["change_searchable_p50_ms"] = 1000 * statistics.median(changes)
+    changes = []  # the file written by the caller, then indexed by name (this tree) or scanned (main)
+    for n in range(5):
+        target = paths[(count // 3 + n * 89) % len(paths)]
+        rel = target.relative_to(root).as_posix()
+        word = f"quokka{'vwxyz'[n]}zanzibar"
+        t = time.perf_counter()
+        target.write_text(target.read_text(encoding="utf-8") + f"\nA new line about {word}.\n", encoding="utf-8")
+        api.index(settings, [rel]) if indexes_on_write else api.index(settings)
+        found = api.search(word, plain, limit=1).results
+        changes.append(time.perf_counter() - t)
+        assert found and found[0].path == rel, f"{rel} not found after the change: {[(r.path, r.score) for r in found]}"
+    out["file_indexed_searchable_p50_ms"] = 1000 * statistics.median(changes)
+    out["indexes_on_write"] = indexes_on_write
+    return out
+
+
+def measure(python: str, count: int, rounds: int) -> dict:
+    res = subprocess.run([python, str(Path(__file__).resolve()), "--one", str(count), "--rounds", str(rounds)],
+                         capture_output=True, text=True, timeout=7200, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"{python} {count} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+ROWS = [("plain p50 (ms)", "plain_p50_ms", "<= 5"), ("plain p95 (ms)", "plain_p95_ms", "<= 2x p50"),
+        ("packed 1,000 tokens p50 (ms)", "packed_p50_ms", "<= 20"), ("packed p95 (ms)", "packed_p95_ms", ""),
+        ("api.write of one file -> searchable (ms)", "change_searchable_p50_ms", "<= 50 at 24,000"),
+        ("file written, then index of it -> searchable (ms)", "file_indexed_searchable_p50_ms", "<= 50 at 24,000")]
+
+
+def table(rows: list[tuple[int, dict, dict | None]]) -> str:
+    lines = ["| files | measure (api.search, watermark on) | this tree | baseline | ratio | goal |",
+             "|---|---|---|---|---|---|"]
+    for count, ours, theirs in rows:
+        for label, key, goal in ROWS:
+            other = theirs.get(key) if theirs else None
+            ratio = f"{ours[key] / other:.2f}" if other else "-"
+            lines.append(f"| {count:,} | {label} | {ours[key]:.3g} | "
+                         f"{'-' if other is None else f'{other:.3g}'} | {ratio} | {goal} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="4800,24000")
+    parser.add_argument("--baseline", default="", help="python of the tree to compare with")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.rounds)))
+        return
+    rows = []
+    for count in map(int, args.sizes.split(",")):
+        ours = measure(sys.executable, count, args.rounds)
+        theirs = measure(args.baseline, count, args.rounds) if args.baseline else None
+        print(json.dumps({"notes": count, "this": ours, "baseline": theirs}), file=sys.stderr)
+        rows.append((count, ours, theirs))
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""Stage 2, index, for named files: a write is searchable when the call that made it returns.
+
+`index_paths(settings, paths)` re-chunks just those files (added, modified or gone) and
+publishes the search snapshot as a delta segment (stores.segments) beside the main one, so its
+cost follows the change, not the workspace. It rebuilds the snapshot whole (a compaction)
+instead when the delta would pass `delta_limit`; when a changed file has superseded links (a
+digest's history lines) before or after, or is a file they mark (superseded lines reach other
+files' rows); when the snapshot is missing or stale; or when an embedding model is on (vectors
+are then embedded and joined by the full build). Scores equal a full rebuild's either way (tests/test_index_paths.py).
+
+`memflow index` keeps scanning the workspace and compacting; the watermark keeps the time of
+that last scan and, beside it, the files indexed by name since (`indexed_paths`: path ->
+mtime_ns), so a file indexed here is not reported as changed while files changed by others
+still are. The caller holds the workspace lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memflow.schemas.settings import Settings
+from memflow.schemas.tables import CHUNKS, FILES, LINKS, IndexSummary
+from memflow.tasks.ground.workspace import Layout, layout
+from memflow.tasks.index import indexing
+from memflow.tasks.index.freshness import indexable, note_indexed
+from memflow.tasks.index.planning import DiskFile, plan_index
+from memflow.tasks.index.superseded import superseded_lines
+from memflow.tasks.stores import keyword, segments
+from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
+from memflow.tasks.stores.lance import IndexStore
+
+MAX_NAMED = 256  # more files than this in one call: a workspace scan is as cheap
+
+
+def _disk(lay: Layout, settings: Settings, rels: list[str], catalog: dict, pipeline: str):
+    """rel -> DiskFile of the named files that exist (hashed unless their stat matches), or
+    None when one is not a plain regular file (a symlink, a FIFO...: the full scan decides)."""
+    disk = {}
+    for rel in rels:
+        try:
+            stat = os.lstat(lay.root / rel)
+        except FileNotFoundError:
+            continue
+        if stat.st_mode & 0o170000 != 0o100000:  # not a regular file
+            return None
+        if (rel.startswith(f"{lay.resource}/") and settings.resource_index_max_bytes is not None
+                and stat.st_size > settings.resource_index_max_bytes):
+            return None
+        entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns)
+        known = catalog.get(rel)
+        if known is None or (known.size, known.mtime_ns, known.pipeline) != (stat.st_size, stat.st_mtime_ns, pipeline):
+            entry = DiskFile(rel, stat.st_size, stat.st_mtime_ns,
+                             hashlib.sha256((lay.root / rel).read_bytes()).hexdigest())
+        disk[rel] = entry
+    return disk
+
+
+def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
+    """Index the named workspace-relative files (gone ones are dropped); returns counts.
+    Paths the index does not cover are ignored. Falls back to `run_index` (a workspace scan)
+    when an interrupted reindex waits, or for many files or files that are not plain."""
+    started = time.perf_counter()
+    lay = layout(settings)
+    rels = sorted({p.replace(os.sep, "/").strip("/") for p in paths})
+    rels = [r for r in rels if indexable(lay, r)]
+    store = IndexStore(lay.index_dir / indexing.LANCE)
+    if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(store, lay, settings)
+            or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
+        return indexing.run_index(settings)
+    pipeline = indexing.pipeline_version(settings)
+    catalog = store.catalog_of(rels)
+    disk = _disk(lay, settings, rels, catalog, pipeline)
+    if disk is None:
+        return indexing.run_index(settings)
+    plan = plan_index(disk, catalog, pipeline)
+    if plan.changed:
+        atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
+    skipped: dict[str, str] = {}
+    warnings: dict[str, str] = {}
+    rows = write_rows(store, lay, settings, plan, pipeline, skipped, warnings)
+    vectors = 0
+    if plan.changed:
+        vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted, rows)
+        (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
+    note_problems(lay, plan, skipped, warnings)
+    indexed = {rel: disk[rel].mtime_ns for rel in plan.added + plan.modified + plan.touched + plan.unchanged}
+    indexed.update({rel: -1 for rel in plan.deleted})
+    note_indexed(lay, indexed, len(plan.added), len(plan.deleted), plan.changed)
+    return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
+                        unchanged=len(plan.unchanged), chunks=rows[1].num_rows, total_chunks=-1,
+                        vectors=vectors, keyword_rebuilt=plan.changed,
+                        seconds=time.perf_counter() - started, skipped=skipped, warnings=warnings)
+
+
+def write_rows(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
+               skipped: dict[str, str], warnings: dict[str, str]) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """Carry out the plan's table writes (one delete and one append per table, like
+    `indexing.write_plan` for a group) and return the new (files, chunks, links) rows, so the
+    delta is made from them without reading the tables back."""
+    todo = plan.added + plan.modified
+    built = [r for rel in todo if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))]
+    files = pa.Table.from_pylist([b[0] for b in built], schema=FILES)
+    chunks = pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS)
+    link_rows = [link for b in built for link in b[2]]
+    if todo:
+        store.write_paths(todo, chunks.to_batches(), link_rows)
+        store.put_files(files.to_pylist())  # last: a crash before this line re-does the files
+    if plan.deleted:
+        store.delete_paths(plan.deleted)
+        store.delete_files(plan.deleted)
+    if plan.touched:
+        store.put_files([r[0] for rel in plan.touched
+                         if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))])
+    return files, chunks, pa.Table.from_pylist(link_rows, schema=LINKS)
+
+
+def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[str],
+            rows: tuple[pa.Table, pa.Table, pa.Table]) -> int:
+    """Publish the search snapshot after the tables took `changed` (their new `rows`: files,
+    chunks, links): a delta when it may be one, else a full build. Returns the vectors embedded
+    (full builds with a model only)."""
+    folder = indexing.keyword_dir(lay, settings)
+    current = None if settings.embedding_model else keyword.current(folder)
+    docs = terms = None
+    if current is not None and not _reaches_other_files(current, changed, rows[2]):
+        docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
+        main = current.main or current
+        if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
+            docs = None
+    if docs is None:
+        vectors = 0
+        if settings.embedding_model:
+            from memflow.tasks.index.vectors import backfill_vectors, check_dimension
+
+            vectors = backfill_vectors(store, settings, check_dimension(settings))
+        indexing.rebuild_keyword(store, lay, settings)
+        return vectors
+    files, links = rows[0].select(keyword.FILE_COLUMNS), rows[2].select(keyword.LINK_COLUMNS)
+    docs = _with_superseded(lay, current, changed, docs, links)
+    segments.publish_delta(folder, current, set(changed), docs, terms, links, files)
+    return 0
+
+
+def _reaches_other_files(current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> bool:
+    """A change to these files may alter superseded lines of rows outside them: a file with
+    superseded links before or after (a digest's history lines mark daily lines), or a file
+    such a link marks (its marked lines' session turns are marked with them)."""
+    graph = current.links
+    if graph is None:
+        return True
+    old = graph.filter(pc.equal(graph.column("kind"), "superseded"))
+    if "superseded" in links.column("kind").to_pylist():
+        return True
+    touched = set(changed)
+    return bool(touched & set(old.column("source").to_pylist()) or touched & set(old.column("target").to_pylist()))
+
+
+def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
+                     docs: pa.Table, links: pa.Table) -> pa.Table:
+    """`docs` with their superseded columns. A delta holds no file with superseded links and
+    none they mark (`_reaches_other_files`), so only its session logs can hold replaced lines: the
+    turns a marked daily line cites. The lines are worked out over that neighbourhood of the
+    merged link graph (links into the changed files, the superseded links into their sources)
+    and the digest rows those cite, not the whole workspace."""
+    graph = pa.concat_tables([keyword.rows_not_in(current.links, "source", changed),
+                              keyword.same_schema(links, current.links)])
+    into = graph.filter(pc.is_in(graph.column("target"), value_set=pa.array(changed, pa.string())))
+    sources = pa.array(sorted(set(into.column("source").to_pylist())), pa.string())
+    marks = graph.filter(pc.and_(pc.equal(graph.column("kind"), "superseded"),
+                                 pc.is_in(graph.column("target"), value_set=sources)))
+    cited = pa.array(sorted(set(marks.column("source").to_pylist())), pa.string())
+    base = current.docs.select(["path", "start_line", "end_line", "text"])
+    keep = pc.is_in(base.column("path"), value_set=cited)
+    if current.alive is not None:
+        keep = pc.and_(keep, pa.array(current.alive))
+    base = base.filter(keep)
+    both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])
+    numbers, days = superseded_lines(both, pa.concat_tables([into, marks]), lay.daily, lay.digest, lay.session)
+    tail = slice(base.num_rows, None)
+    return (docs.append_column("superseded_lines", numbers[tail])
+            .append_column("superseded_until", days[tail]))
+
+
+def note_problems(lay: Layout, plan, skipped: dict[str, str], warnings: dict[str, str]) -> None:
+    """Earlier problems of the redone files are replaced by this call's (others kept)."""
+    path = lay.index_dir / indexing.PROBLEMS
+    earlier = read_json(path, {}) or {}
+    redone = set(plan.added) | set(plan.modified) | set(plan.touched) | set(plan.deleted)
+    if not (skipped or warnings or redone & (set(earlier.get("skipped") or {}) | set(earlier.get("warnings") or {}))):
+        return
+    keep = lambda found: {p: why for p, why in (found or {}).items() if p not in redone}
+    atomic_write_json(path, {"skipped": {**keep(earlier.get("skipped")), **skipped},
+                             "warnings": {**keep(earlier.get("warnings")), **warnings}})
