@@ -6,6 +6,8 @@ starts Prefect; flows in `memflow.flows` wrap these stages for deployments.
 
 from __future__ import annotations
 
+import logging
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,14 +49,19 @@ def _writing(workspace: WorkspaceArg, job: str) -> Iterator[Any]:
     from memflow.tasks.ground.events import recording_changes
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
-    from memflow.tasks.index import index_paths
+    from memflow.tasks.index import EmbeddingHealthError, index_paths
 
     settings = settings_for(workspace)
     lay = layout(settings)
     with workspace_lock(lay.state_dir, job, wait=settings.lock_wait), recording_changes() as changed:
         yield lay
         if changed:
-            index_paths(settings, sorted(changed))
+            try:
+                index_paths(settings, sorted(changed))
+            except EmbeddingHealthError as exc:  # the write stands; the index says it is stale
+                logging.getLogger("memflow").warning(
+                    "%s: written, not yet searchable (the index was not updated: %s); run `memflow index` "
+                    "when the embedding model answers", job, exc)
 
 
 def init(workspace: WorkspaceArg) -> list[str]:

@@ -6,7 +6,8 @@ folder), `watermark` (what the index has seen), `index_problems` (files
 left out or read with a caveat, each with its reason), `reindex_pending` (a reindex was
 interrupted) and `embed_queries` (query vectors with the
 index's embedding model), `index_paths` (just the named files: a delta segment, so a
-write is searchable on return) and `Watcher` (a resident process indexes outside edits). For imports: `chunk_embedding_keys` (each chunk's lines and the hash of
+write is searchable on return) and `Watcher` (a resident process indexes outside edits); `EmbeddingHealthError` (the embedding
+model cannot be used). For imports: `chunk_embedding_keys` (each chunk's lines and the hash of
 the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, by hash) and `link_kinds` (links per kind).
 """
 
@@ -22,11 +23,16 @@ from memflow.tasks.index.indexing import (
     run_reindex,
     watermark,
 )
-from memflow.tasks.index.vectors import embed_queries, embedding_cache_dir, seed_embedding_cache
+from memflow.tasks.index.vectors import (
+    EmbeddingHealthError,
+    embed_queries,
+    embedding_cache_dir,
+    seed_embedding_cache,
+)
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
            "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
-           "drop_old_snapshots", "index_paths", "Watcher"]
+           "drop_old_snapshots", "index_paths", "Watcher", "EmbeddingHealthError"]
 
 
 def __getattr__(name: str):
