@@ -20,6 +20,7 @@ import os
 import time
 from datetime import datetime, timezone
 
+from memflow.tasks.ground.convert import READABLE_SUFFIXES
 from memflow.tasks.ground.events import JOURNAL
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
@@ -49,8 +50,6 @@ RESIDENT: dict = {}  # workspace root -> the running watcher of this process (in
 
 def indexable(lay: Layout, rel: str) -> bool:
     """The path is one the index covers (what `indexing.indexed_files` would list, by name)."""
-    from memflow.tasks.ground.convert import READABLE_SUFFIXES
-
     parts = rel.split("/")
     if any(p.startswith(".") or p in ("", "..") for p in parts):
         return False
@@ -59,7 +58,7 @@ def indexable(lay: Layout, rel: str) -> bool:
     if parts[0] == lay.session:
         return len(parts) > 2 and parts[1] == "dialog" and rel.endswith(".jsonl")
     if parts[0] == lay.resource:
-        return rel.lower().endswith(tuple(s.lower() for s in READABLE_SUFFIXES))
+        return rel.lower().endswith(READABLE_SUFFIXES)  # lower case already
     return False
 
 
