@@ -15,7 +15,7 @@ from test_tags import words
 from memflow import api
 from memflow.tasks.ground.tokens import count_tokens
 
-SEEDS = [1, 2, 3]
+SEEDS = [int(x) for x in os.environ.get("MEMFLOW_SEEDS", "1,2,3").split(",")]  # MEMFLOW_SEEDS=...: others
 
 
 def said(day: str, content: str) -> list[dict]:

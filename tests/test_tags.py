@@ -1,6 +1,7 @@
 """Frontmatter tags searchable and filterable; name/description/tags rank above the body."""
 
 import json
+import os
 import random
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 from memflow import api
 from helpers import run_cli
 
-SEEDS = [1, 2, 3]
+SEEDS = [int(x) for x in os.environ.get("MEMFLOW_SEEDS", "1,2,3").split(",")]  # MEMFLOW_SEEDS=...: others
 SYLLABLES = [a + b for a in "bdfgklmnprstvz" for b in ("a", "e", "i", "o", "u", "ai", "or", "en")]
 
 
