@@ -188,8 +188,9 @@ def edit_resolver(old: str, new: str) -> Resolve:
 def repoint_inbound(lay: Layout, rel: str, old: str, new: str, folders: list[str] | None = None) -> list[str]:
     """After `rel` changed from `old` to `new`: rewrite every line anchor into it (in Markdown
     files under `folders`, default every layer) to where its text is now. Returns the files
-    rewritten (each atomically). Nothing is read when no line moved or went."""
-    if old == new:
+    rewritten (each atomically). Nothing is read when no line moved or went: the same text, or
+    text added after it (an append, the common write of an agent)."""
+    if new.startswith(old) and (old.endswith("\n") or old == new):
         return []
     resolve = edit_resolver(old, new)
     files = iter_files(lay, folders) if folders is not None else markdown_files(lay)

@@ -20,6 +20,7 @@ import hashlib
 import os
 import time
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -30,7 +31,7 @@ from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import indexable, note_indexed
 from memflow.tasks.index.planning import DiskFile, plan_index
 from memflow.tasks.index.superseded import superseded_lines
-from memflow.tasks.stores import keyword, segments
+from memflow.tasks.stores import keyword, rowmaps, segments
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
 from memflow.tasks.stores.lance import IndexStore
 
@@ -150,14 +151,23 @@ def _reaches_other_files(current: keyword.KeywordIndex, changed: list[str], link
     """A change to these files may alter superseded lines of rows outside them: a file with
     superseded links before or after (a digest's history lines mark daily lines), or a file
     such a link marks (its marked lines' session turns are marked with them)."""
-    graph = current.links
-    if graph is None:
+    if current.links is None:
         return True
-    old = graph.filter(pc.equal(graph.column("kind"), "superseded"))
     if "superseded" in links.column("kind").to_pylist():
         return True
-    touched = set(changed)
-    return bool(touched & set(old.column("source").to_pylist()) or touched & set(old.column("target").to_pylist()))
+    old = rowmaps.take_rows(current.links, np.concatenate([rowmaps.live_rows(current, "links", "source", changed),
+                                                           rowmaps.live_rows(current, "links", "target", changed)]))
+    return "superseded" in old.column("kind").to_pylist()
+
+
+def _links_into(current: keyword.KeywordIndex, changed: list[str], links: pa.Table,
+                targets: list[str]) -> pa.Table:
+    """The links of the merged graph (`current`'s, the changed files' replaced by `links`) into
+    `targets`: looked up by target, not filtered out of every link of the workspace."""
+    old = rowmaps.take_rows(current.links, rowmaps.live_rows(current, "links", "target", targets))
+    old = keyword.rows_not_in(old, "source", changed)
+    new = links.filter(pc.is_in(links.column("target"), value_set=pa.array(targets, pa.string())))
+    return pa.concat_tables([old, keyword.same_schema(new, current.links)])
 
 
 def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
@@ -167,18 +177,13 @@ def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[s
     turns a marked daily line cites. The lines are worked out over that neighbourhood of the
     merged link graph (links into the changed files, the superseded links into their sources)
     and the digest rows those cite, not the whole workspace."""
-    graph = pa.concat_tables([keyword.rows_not_in(current.links, "source", changed),
-                              keyword.same_schema(links, current.links)])
-    into = graph.filter(pc.is_in(graph.column("target"), value_set=pa.array(changed, pa.string())))
-    sources = pa.array(sorted(set(into.column("source").to_pylist())), pa.string())
-    marks = graph.filter(pc.and_(pc.equal(graph.column("kind"), "superseded"),
-                                 pc.is_in(graph.column("target"), value_set=sources)))
-    cited = pa.array(sorted(set(marks.column("source").to_pylist())), pa.string())
+    into = _links_into(current, changed, links, changed)
+    sources = sorted(set(into.column("source").to_pylist()))
+    marks = _links_into(current, changed, links, sources)
+    marks = marks.filter(pc.equal(marks.column("kind"), "superseded"))
+    cited = sorted(set(marks.column("source").to_pylist()))
     base = current.docs.select(["path", "start_line", "end_line", "text"])
-    keep = pc.is_in(base.column("path"), value_set=cited)
-    if current.alive is not None:
-        keep = pc.and_(keep, pa.array(current.alive))
-    base = base.filter(keep)
+    base = rowmaps.take_rows(base, rowmaps.live_rows(current, "docs", "path", cited))
     both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])
     numbers, days = superseded_lines(both, pa.concat_tables([into, marks]), lay.daily, lay.digest, lay.session)
     tail = slice(base.num_rows, None)

@@ -37,7 +37,7 @@ log = logging.getLogger("memflow.recall")
 MAX_CANDIDATES = 200
 RESULT_COLUMNS = ["id", "path", "start_line", "end_line", "text", "heading_path", "name",
                   "description", "date"]
-_KEYWORD_CACHE: dict[Path, tuple[str, keyword.KeywordIndex]] = {}
+_SEEN: dict[Path, str] = {}  # snapshot folder -> the generation last opened (warned about)
 
 
 class IndexMissing(LookupError):
@@ -46,26 +46,23 @@ class IndexMissing(LookupError):
 
 def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
     """The search snapshot, cached per process until the index changes (every index run that
-    changes anything swaps in a new generation). Searching never opens the LanceDB tables."""
+    changes anything swaps in a new generation; `keyword.current` is the one cache, shared with
+    the incremental index, so a write's delta is read once). Searching never opens the LanceDB
+    tables."""
     folder = keyword_dir(lay, settings)
-    gen = keyword.current_dir(folder)
-    if gen is None:
-        raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
-    cached = _KEYWORD_CACHE.get(folder)
-    if cached and cached[0] == gen.name:
-        return cached[1]
     try:
-        index = keyword.load(folder, cached[1] if cached else None)  # a delta reuses the main segment
+        index = keyword.current(folder)  # a delta reuses the main segment
     except keyword.SnapshotOutdated as exc:
         raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
     if index is None:
         raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
-    vectors = index.meta.get("vectors")
-    if vectors and vectors["rows"] < index.size:
-        log.warning("%d of %d chunks have no vector of %s: they are found by keywords only until "
-                    "`memflow index` embeds them", index.size - vectors["rows"], index.size,
-                    vectors["model"])
-    _KEYWORD_CACHE[folder] = (index.generation, index)
+    if _SEEN.get(folder) != index.generation:
+        _SEEN[folder] = index.generation
+        vectors = index.meta.get("vectors")
+        if vectors and vectors["rows"] < index.size:
+            log.warning("%d of %d chunks have no vector of %s: they are found by keywords only until "
+                        "`memflow index` embeds them", index.size - vectors["rows"], index.size,
+                        vectors["model"])
     return index
 
 

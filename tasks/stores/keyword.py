@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memflow.tasks.stores import rowmaps
 from memflow.tasks.stores.files import atomic_write_text
 from memflow.tasks.stores.postings import B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts  # noqa: F401
 
@@ -98,10 +99,17 @@ class KeywordIndex:
         return self.main.generation if self.main is not None else self.generation
 
     def row_of(self, chunk_id: str) -> int | None:
+        if self.main is not None:  # a delta: its own rows, else the main segment's live ones
+            if self._rows is None:
+                tail = self.docs.slice(self.main.size).column("id").to_pylist()
+                self._rows = {cid: n for n, cid in enumerate(tail, self.main.size)}
+            found = self._rows.get(chunk_id)
+            if found is None and (found := self.main.row_of(chunk_id)) is not None and not self.alive[found]:
+                return None
+            return found
         if self._rows is None:
             ids = self.docs.column("id").to_pylist()
-            live = range(len(ids)) if self.alive is None else np.flatnonzero(self.alive).tolist()
-            self._rows = {ids[n]: n for n in live}
+            self._rows = {cid: n for n, cid in enumerate(ids)}
         return self._rows.get(chunk_id)
 
     def _link_maps(self) -> tuple[dict, dict, dict]:
@@ -389,11 +397,10 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
     removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
     docs = same_schema(read(gen / "docs.arrow"), main.docs)
     terms = read(gen / "terms.arrow").column("terms")
-    alive = pc.invert(pc.is_in(main.docs.column("path"), value_set=pa.array(removed, pa.string())))
-    alive = pc.fill_null(alive, True).to_numpy(zero_copy_only=False)
+    alive = rowmaps.keep_mask(main, "docs", "path", removed)  # by path groups: no scan of main
     parts = bm25_parts(terms)
     postings = MergedPostings(main.retriever, main.size, alive, parts)
-    link_keep, file_keep = _not_in(main.links, "source", removed), _not_in(main.files, "path", removed)
+    link_keep, file_keep = rowmaps.keep_mask(main, "links", "source", removed), rowmaps.keep_mask(main, "files", "path", removed)
     links = pa.concat_tables([main.links.filter(pa.array(link_keep)), same_schema(read(gen / "links.arrow"), main.links)])
     files = pa.concat_tables([main.files.filter(pa.array(file_keep)), same_schema(read(gen / "files.arrow"), main.files)])
     vectors = has_vector = None
@@ -406,11 +413,6 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
                         main=main, delta_vectors=vectors,
                         link_new=np.where(link_keep, np.cumsum(link_keep) - 1, -1),
                         file_new=np.where(file_keep, np.cumsum(file_keep) - 1, -1))
-
-
-def _not_in(table: pa.Table, column: str, values: list[str]) -> np.ndarray:
-    found = pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))
-    return pc.invert(pc.fill_null(found, False)).to_numpy(zero_copy_only=False)
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:

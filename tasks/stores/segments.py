@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memflow.tasks.stores import keyword
+from memflow.tasks.stores import keyword, rowmaps
 from memflow.tasks.stores.keyword import KeywordIndex
 
 DELTA_MAX_ROWS = 2000  # a delta past this (or past a quarter of the main segment) is compacted
@@ -78,8 +78,7 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
 
 
 def _alive_main(main: KeywordIndex, removed: list[str]) -> np.ndarray:
-    found = pc.is_in(main.docs.column("path"), value_set=pa.array(removed, pa.string()))
-    return pc.invert(found).to_numpy(zero_copy_only=False)
+    return rowmaps.keep_mask(main, "docs", "path", removed)
 
 
 def _delta_parts(gen: Path, current: KeywordIndex) -> tuple:

@@ -124,7 +124,7 @@ def test_searches_never_lose_their_generation_while_index_publishes(indexed, tmp
     0 failed searches; old generations are removed once superseded for the grace period."""
     import threading
 
-    from memflow.tasks.recall import hybrid
+    from memflow.tasks.stores import keyword
 
     ws = copy_workspace(indexed, tmp_path / "ws")
     note = sorted((ws / "daily").rglob("*.md"))[-1]
@@ -139,7 +139,7 @@ def test_searches_never_lose_their_generation_while_index_publishes(indexed, tmp
             note.write_text(note.read_text() + f"\n- I tried pottery glaze number {run} today.\n")
             proc = start(ws, "index")
             while proc.poll() is None:
-                hybrid._KEYWORD_CACHE.clear()  # an uncached reader: every search opens the snapshot
+                keyword._OPEN.clear()  # an uncached reader: every search opens the snapshot
                 try:
                     if not api.search("pottery class", ws, limit=3).results:
                         failures.append("no results")
