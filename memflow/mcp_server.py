@@ -228,7 +228,7 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
               tags: list[str] | None = None) -> PathOutput:
         """Create or overwrite a Markdown note (e.g. digest/wiki/topic.md); `name`,
         `description` and `tags` go into its frontmatter. Not under metadata/ or session/.
-        Searchable after the next index run (`search` with `tags` filters by them)."""
+        Searchable when the call returns (`search` with `tags` filters by them)."""
         meta = {"tags": tags} if tags else None
         return PathOutput(path=api.write(path, content, name, description, meta, ws), detail="written")
 
