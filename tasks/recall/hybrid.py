@@ -26,6 +26,7 @@ from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, watermark
+from memflow.tasks.recall.factkeys import fact_keys
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
 from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
@@ -349,23 +350,6 @@ def links_in_time(results: list[SearchResult], filters: Filters | None) -> None:
         return
     for result in results:
         result.links = [link for link in result.links if (date_of(link.path) or last) <= last]
-
-
-def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
-    """The daily lines a chunk states: its own fact lines (those citing the session log) for a
-    daily chunk, the daily lines its fact lines cite for a digest chunk."""
-    path, start, end = row["path"], row["start_line"], row["end_line"]
-    daily, digest, session = f"{lay.daily}/", f"{lay.digest}/", f"{lay.session}/"
-    keys = set()
-    for link in index.links_of([path]):
-        if link["source"] != path or not start <= link["line"] <= end:
-            continue
-        if path.startswith(daily) and link["target"].startswith(session):
-            keys.add((path, link["line"]))
-        elif path.startswith(digest) and link["target"].startswith(daily) and link["kind"] == "link":
-            keys.update((link["target"], n) for a, b in parse_anchor(link["anchor"] or "")
-                        for n in range(a, b + 1))
-    return keys
 
 
 def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limit: int,

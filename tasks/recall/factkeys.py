@@ -1,0 +1,45 @@
+"""The daily lines a chunk states, from the link rows of its file: what packing and dedup need
+to tell that a digest fact and the daily line it came from are one fact.
+
+A packed search asks this of every candidate (a hundred or so per query); each file's out-links
+are read once per snapshot generation, as tuples of the four columns used (not a dict per link
+row, in-links included, per candidate and query).
+"""
+
+from __future__ import annotations
+
+from memflow.tasks.ground.markdown import parse_anchor
+from memflow.tasks.ground.workspace import Layout
+from memflow.tasks.stores import keyword, rowmaps
+
+OutLink = tuple[int, str, str | None, str]  # line, target, anchor, kind
+_COLUMNS = ["line", "target", "anchor", "kind"]
+
+
+def out_links(index: keyword.KeywordIndex, path: str) -> list[OutLink]:
+    """The links from `path`, in link-table order (memoised on the index)."""
+    key = ("out-links", path)
+    found = index.masks.get(key)
+    if found is None:
+        numbers = rowmaps.live_rows(index, "links", "source", [path]).tolist()
+        rows = keyword._take(index.links.select(_COLUMNS), numbers) if index.links is not None else []
+        found = index.masks[key] = [(r["line"], r["target"], r["anchor"], r["kind"]) for r in rows]
+    return found
+
+
+def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
+    """The daily lines a chunk states: its own fact lines (those citing the session log) for a
+    daily chunk, the daily lines its fact lines cite for a digest chunk."""
+    path, start, end = row["path"], row["start_line"], row["end_line"]
+    daily, digest, session = f"{lay.daily}/", f"{lay.digest}/", f"{lay.session}/"
+    keys: set[tuple[str, int]] = set()
+    if not (path.startswith(daily) or path.startswith(digest)):
+        return keys
+    for line, target, anchor, kind in out_links(index, path):
+        if not start <= line <= end:
+            continue
+        if path.startswith(daily) and target.startswith(session):
+            keys.add((path, line))
+        elif path.startswith(digest) and target.startswith(daily) and kind == "link":
+            keys.update((target, n) for a, b in parse_anchor(anchor or "") for n in range(a, b + 1))
+    return keys
