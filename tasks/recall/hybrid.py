@@ -22,6 +22,7 @@ from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResu
 from memflow.schemas.notes import tag_list
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
+from memflow.tasks.ground.speakers import named_speakers, rows_with, said_words, speaker_mask
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
@@ -101,19 +102,31 @@ def last_day(filters: Filters) -> date | None:
     return min(filter(None, (filters.until, filters.as_of)), default=None)
 
 
-def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
+def row_mask(index: keyword.KeywordIndex, filters: Filters, tokenizer: str = "bigram") -> np.ndarray:
     """The filters as a boolean mask over the snapshot's rows, computed once per index."""
     key = filters.model_dump_json()
     if key not in index.masks:
-        index.masks[key] = filter_mask(index.docs, filters)
+        mask = filter_mask(index.docs, filters)
+        if filters.speaker:  # the speaker is in the terms, as marked tokens
+            mask = mask & speaker_mask(index.retriever, len(mask), filters.speaker, tokenizer)
+        index.masks[key] = mask
     return index.masks[key]
+
+
+def search_tokens(index: keyword.KeywordIndex, query: str, tokenizer: str) -> list[str]:
+    """A query's keyword tokens, plus the marked token of each speaker it names."""
+    tokens = query_tokens(query, tokenizer)
+    return tokens + named_speakers(tokens, index.retriever.vocab_dict if index.retriever else ())
 
 
 def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int, filters: Filters,
                    settings: Settings) -> list[tuple[str, float]]:
     """BM25 top-n; with `settings.prf_terms`, a second pass with the feedback terms added, and
     with `settings.note_weight`, each hit lifted by its file's other hits."""
-    mask = row_mask(index, filters)
+    mask = row_mask(index, filters, settings.keyword_tokenizer)
+    words = said_words(tokens)
+    if len(words) < len(tokens):  # a named speaker counts where a word of the query matches
+        mask = mask & rows_with(index.retriever, len(mask), words)
     hits = keyword.top_k(index, tokens, n, mask)
     if settings.prf_terms and hits:
         extra = feedback_terms(index, tokens, hits[:settings.prf_docs], settings.prf_terms,
@@ -199,7 +212,7 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
         raise VectorsUnavailable(
             f"{settings.embedding_model} now returns {vectors.shape[-1]}-dim vectors, the index holds "
             f"{dims}-dim ones: run `memflow reindex` to embed every chunk again")
-    hits = keyword.nearest(index, vectors, n, row_mask(index, filters), matmul)
+    hits = keyword.nearest(index, vectors, n, row_mask(index, filters, settings.keyword_tokenizer), matmul)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
 
@@ -207,7 +220,7 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
 def term_weights(settings: Settings, query: str) -> dict[str, float]:
     """Query token -> idf in the workspace's index (what packing ranks a hit's lines by)."""
     index = open_index(layout(settings), settings)
-    return keyword.idf(index, query_tokens(query, settings.keyword_tokenizer))
+    return keyword.idf(index, query_tokens(query, settings.keyword_tokenizer))  # words, not speakers
 
 
 def asked_window(settings: Settings, query: str, as_of: date | None = None) -> tuple[date, date] | None:
@@ -237,7 +250,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                         f"{index.vector_model}): keyword results only; run `memflow index` to embed")
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
-    tokens = query_tokens(query, settings.keyword_tokenizer)
+    tokens = search_tokens(index, query, settings.keyword_tokenizer)
     rankings = {"keyword": keyword_branch(index, tokens, n, filters, settings)}
     if vectors_on:
         try:
