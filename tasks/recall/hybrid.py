@@ -22,13 +22,14 @@ from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResu
 from memflow.schemas.notes import tag_list
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
-from memflow.tasks.ground.speakers import named_speakers, rows_with, said_words, speaker_mask
+from memflow.tasks.ground.speakers import speaker_mask
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
+from memflow.tasks.recall.speakers import search_tokens, speakers_after_words
 from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword
@@ -113,21 +114,12 @@ def row_mask(index: keyword.KeywordIndex, filters: Filters, tokenizer: str = "bi
     return index.masks[key]
 
 
-def search_tokens(index: keyword.KeywordIndex, query: str, tokenizer: str) -> list[str]:
-    """A query's keyword tokens, plus the marked token of each speaker it names."""
-    tokens = query_tokens(query, tokenizer)
-    return tokens + named_speakers(tokens, index.retriever.vocab_dict if index.retriever else ())
-
-
 def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int, filters: Filters,
                    settings: Settings) -> list[tuple[str, float]]:
     """BM25 top-n; with `settings.prf_terms`, a second pass with the feedback terms added, and
     with `settings.note_weight`, each hit lifted by its file's other hits."""
     mask = row_mask(index, filters, settings.keyword_tokenizer)
-    words = said_words(tokens)
-    if len(words) < len(tokens):  # a named speaker counts where a word of the query matches
-        mask = mask & rows_with(index.retriever, len(mask), words)
-    hits = keyword.top_k(index, tokens, n, mask)
+    hits = speakers_after_words(index, tokens, n, mask)
     if settings.prf_terms and hits:
         extra = feedback_terms(index, tokens, hits[:settings.prf_docs], settings.prf_terms,
                                settings.keyword_tokenizer)
@@ -220,7 +212,7 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
 def term_weights(settings: Settings, query: str) -> dict[str, float]:
     """Query token -> idf in the workspace's index (what packing ranks a hit's lines by)."""
     index = open_index(layout(settings), settings)
-    return keyword.idf(index, query_tokens(query, settings.keyword_tokenizer))  # words, not speakers
+    return keyword.idf(index, search_tokens(index, query, settings.keyword_tokenizer))
 
 
 def asked_window(settings: Settings, query: str, as_of: date | None = None) -> tuple[date, date] | None:
