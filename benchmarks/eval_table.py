@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-BUDGETS = ("250", "500", "1000", "2000")
+BUDGETS = ["250", "500", "1000", "2000"]  # every budget of the first run (techchat adds 4000)
 
 
 def row(name: str, s: dict, seconds) -> str:
@@ -33,10 +33,11 @@ def runs(folders: list[str]) -> list[tuple[str, dict, object]]:
 
 
 def main(folders: list[str]) -> None:
+    found = runs(folders)
+    BUDGETS[:] = list(found[0][1]["budget_recall_any"])
     print("| run | " + " | ".join(f"budget_any@{b}" for b in BUDGETS)
           + " | recall_any@1 | @10 | MRR | seconds |")
     print("|---|" + "---|" * (len(BUDGETS) + 4))
-    found = runs(folders)
     for name, summary, seconds in found:
         print(row(name, summary, seconds))
     first = found[0][1]

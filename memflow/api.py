@@ -154,7 +154,8 @@ def reindex(workspace: WorkspaceArg = None):
 def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score: float = 0.0,
            layer: str | None = None, prefix: str | None = None, since=None, until=None,
            include_day_index: bool = False, explain: bool = False, superseded: bool = False,
-           budget_tokens: int | None = None, as_of=None, tags: list[str] | None = None):
+           budget_tokens: int | None = None, as_of=None, tags: list[str] | None = None,
+           speaker: str | None = None):
     """Hybrid search; returns a SearchResponse (`.results`, `.watermark`, hit counts).
 
     `budget_tokens=N`: also `.packed`, what fits in N tokens (cl100k, as the evaluation counts):
@@ -165,6 +166,9 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
 
     `tags`: only notes whose frontmatter carries every one of them (any case, `#` optional);
     tags are searchable words too, and a note's name, description and tags rank above its body.
+    `speaker`: only chunks with a line that speaker said (a transcript's `Name: ...`, a daily
+    note's `- Name: ...` or `Said by Name` section). Who said a line is not a search word: a
+    query's word counts as a speaker only when it names one ("what did Mara say about ...").
 
     `since`/`until` are dates (or ISO strings), inclusive, matched against each chunk's date: a
     note's (its path), a transcript's (its messages), a digest fact line's (the date it states;
@@ -183,7 +187,8 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
 
     kinds = ("note", "session", "day_index") if include_day_index else ("note", "session")
     filters = Filters(layer=layer, prefix=prefix, since=since, until=until, kinds=kinds,
-                      superseded=superseded, as_of=as_of, tags=tuple(tags or ()))
+                      superseded=superseded, as_of=as_of, tags=tuple(tags or ()),
+                      speaker=speaker or None)
     settings = settings_for(workspace)
     if not budget_tokens:
         return run_search(settings, query, limit, min_score, filters, explain)

@@ -69,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
                    "values replaced since shown as current)")
     s.add_argument("--tag", action="append", default=[], metavar="TAG",
                    help="only notes tagged TAG in their frontmatter (repeatable: all of them)")
+    s.add_argument("--speaker", metavar="NAME",
+                   help="only chunks with a line NAME said (e.g. user, assistant, a speaker's name)")
     s.add_argument("--min-score", type=float, default=0.0)
     s.add_argument("--json", action="store_true")
     s.add_argument("--explain", action="store_true")
@@ -144,22 +146,20 @@ def _parser() -> argparse.ArgumentParser:
     ev = s.add_subparsers(dest="eval_command", required=True)
     lo = ev.add_parser("locomo", help="LoCoMo retrieval evaluation")
     lo.add_argument("data", help="a LoCoMo JSON file (list of samples), e.g. locomo-dev.json")
-    lo.add_argument("--out", required=True,
-                    help="folder for questions.parquet, summary.json and each sample's workspace")
-    lo.add_argument("--k", default="1,5,10,20", help="ranks for recall@k (default 1,5,10,20)")
-    lo.add_argument("--budgets", default="250,500,1000,2000",
-                    help="token budgets (cl100k) for budget recall (default 250,500,1000,2000)")
-    lo.add_argument("--dream", action="store_true", help="consolidate each sample before searching")
+    _eval_options(lo, "250,500,1000,2000")
     lo.add_argument("--samples", help="comma-separated sample ids")
-    lo.add_argument("--set", nargs="*", default=[], metavar="K=V",
-                    help="setting overrides for experiments, e.g. chunk_bytes=1000 keyword_weight=0.5")
-    lo.add_argument("--grid", action="append", default=[], metavar="K=V1,V2",
-                    help="evaluate every combination (repeatable); one parquet, a column per setting")
     lo.add_argument("--runner", choices=["local", "dask"],
                     help="run samples in parallel as Prefect tasks: local processes or Dask "
                          "(needs PREFECT_API_URL)")
     lo.add_argument("--workers", type=int, default=2, help="parallel workers with --runner (default 2)")
     lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
+    tc = ev.add_parser("techchat", help="generated long technical chats (seeded), scored like locomo")
+    _eval_options(tc, "250,500,1000,2000,4000")
+    tc.add_argument("--seed", type=int, default=0)
+    tc.add_argument("--conversations", type=int, default=3, help="independent samples (default 3)")
+    tc.add_argument("--sessions", type=int, default=14, help="sessions per conversation (default 14)")
+    tc.add_argument("--projects", type=int, default=6, help="projects per conversation (default 6)")
+    tc.set_defaults(samples=None, runner=None, workers=2, address="")
     s = sub.add_parser("fleet", help="one job over every workspace under ROOT (local processes; with "
                        "--prefect or PREFECT_API_URL a Prefect flow)")
     s.add_argument("fleet_command", choices=["index", "dream", "resources"])
@@ -181,6 +181,19 @@ def _parser() -> argparse.ArgumentParser:
                    "temporary folder, removed at the end")
     s.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     return p
+
+
+def _eval_options(p: argparse.ArgumentParser, budgets: str) -> None:
+    p.add_argument("--out", required=True,
+                   help="folder for questions.parquet, summary.json and each sample's workspace")
+    p.add_argument("--k", default="1,5,10,20", help="ranks for recall@k (default 1,5,10,20)")
+    p.add_argument("--budgets", default=budgets,
+                   help=f"token budgets (cl100k) for budget recall (default {budgets})")
+    p.add_argument("--dream", action="store_true", help="consolidate each sample before searching")
+    p.add_argument("--set", nargs="*", default=[], metavar="K=V",
+                   help="setting overrides for experiments, e.g. chunk_bytes=1000 keyword_weight=0.5")
+    p.add_argument("--grid", action="append", default=[], metavar="K=V1,V2",
+                   help="evaluate every combination (repeatable); one parquet, a column per setting")
 
 
 # commands that make their folder (init, demo, restore, import) or take none of -w

@@ -146,7 +146,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     response = api.search(args.query, workspace_of(args), args.limit, args.min_score, args.layer,
                           args.prefix, args.since, args.until, args.all_kinds, args.explain,
-                          args.superseded, args.budget, as_of=args.as_of, tags=args.tag)
+                          args.superseded, args.budget, as_of=args.as_of, tags=args.tag,
+                          speaker=args.speaker)
     print(f"vector_hits={response.vector_hits} keyword_hits={response.keyword_hits}", file=sys.stderr)
     for warning in response.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -349,6 +350,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     overrides = parse_assignments(args.set)
     settings = api.settings_for(Path(args.out), **overrides)
+    if args.eval_command == "techchat":
+        args.data = str(_techchat_data(args))
     ks, budgets = _ints(args.k), _ints(args.budgets)
     samples = [s.strip() for s in args.samples.split(",")] if args.samples else None
     from memflow.tasks.evaluate import parse_grid
@@ -375,6 +378,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(" ".join(f"{k}={v}" for k, v in part["settings"].items()))
         print_eval({**part["summary"], "run": summary["run"]}, args.out)
     return 0
+
+
+def _techchat_data(args: argparse.Namespace) -> Path:
+    """The generated set of `eval techchat`, written as LoCoMo JSON into the output folder."""
+    from memflow.tasks.evaluate import techchat
+    from memflow.tasks.stores.files import atomic_write_json
+
+    path = Path(args.out) / "techchat.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, techchat(args.seed, args.conversations, args.sessions, args.projects))
+    return path
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:

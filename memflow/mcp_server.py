@@ -193,19 +193,22 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     def search(query: str, limit: int = 5, layer: str | None = None, prefix: str | None = None,
                since: str | None = None, until: str | None = None, min_score: float = 0.0,
                explain: bool = False, budget_tokens: int | None = None,
-               as_of: str | None = None, tags: list[str] | None = None) -> Annotated[CallToolResult, SearchOutput]:
+               as_of: str | None = None, tags: list[str] | None = None,
+               speaker: str | None = None) -> Annotated[CallToolResult, SearchOutput]:
         """Search memory (BM25 + vectors, fused; follows wikilinks). `layer`: daily (notes of
         past conversations), digest (consolidated facts), session (the conversations' own
         transcripts) or resource (saved files); `prefix`: a
         folder such as daily/2026-03; `since`/`until`: ISO dates (digest facts by the date each
         states); `as_of`: ISO date, memory as it stood then; `tags`: only notes whose frontmatter
-        carries all of these tags. Each hit gives the file and
+        carries all of these tags; `speaker`: only hits with a line that speaker said (user,
+        assistant, a name; who said a line is not a search word). Each hit gives the file and
         line range to `read` for more. `budget_tokens`: return instead what fits in that many
         tokens, the matching lines of as many hits as fit (the best use of a small context)."""
         from memflow.tasks.recall import render_response
 
         response = api.search(query, ws, limit, min_score, layer, prefix, since, until, explain=explain,
-                              budget_tokens=budget_tokens, as_of=as_of, tags=tags)
+                              budget_tokens=budget_tokens, as_of=as_of, tags=tags,
+                              speaker=speaker)
         out = SearchOutput(query=query, index_stale=bool(response.watermark.get("stale")),
                            packed=response.packed, warnings=response.warnings, results=[
             Hit(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score,

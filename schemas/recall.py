@@ -23,6 +23,9 @@ class Filters(BaseModel):
     # on them ranks below hits with current matches; True ranks them as if current
     superseded: bool = False
     tags: tuple[str, ...] = ()  # frontmatter tags a note must all carry (schemas.notes.tag_list)
+    # chunks with a line said by this speaker (a transcript's `Name:`, a note's `- Name:` line or
+    # `Said by Name` section); a speaker is metadata of a line, not a search word (ground.speakers)
+    speaker: str | None = None
 
 
 class LinkInfo(BaseModel):

@@ -37,6 +37,7 @@ from memflow.tasks.ground.anchors import format_anchor, repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import line_text
 from memflow.tasks.ground.notes import parse_note, render_note
+from memflow.tasks.ground.speakers import OTHERS_TITLE
 from memflow.tasks.ground.workspace import (
     Layout,
     check_session_id,
@@ -54,7 +55,6 @@ from memflow.tasks.stores.files import (
 
 log = logging.getLogger("memflow.capture")
 QUESTIONS_TITLE = "Questions and requests"
-OTHERS_TITLE = "Said by"  # + who: "Said by the assistant", "Said by Melanie"
 AUTO_START, AUTO_END = "<!-- memory:auto -->", "<!-- /memory:auto -->"
 _AUTO_RE = re.compile(re.escape(AUTO_START) + r".*?" + re.escape(AUTO_END), re.DOTALL)
 SECTIONS = (("facts", "Facts"), ("decisions", "Decisions"), ("open_items", "Open items"),

@@ -2,7 +2,8 @@
 Chinese/English regression set, and read-only analytics for the notebooks.
 
 Entry points: `run_evaluation` (a LoCoMo file -> questions.parquet + summary.json) and
-`evaluate_sample` (one sample), `evaluate_job` (one sample as a worker runs it: the flow runs one
+`evaluate_sample` (one sample), `techchat` (a generated long-technical-chat set in LoCoMo's
+shape), `evaluate_job` (one sample as a worker runs it: the flow runs one
 task per sample and grid setting), `parse_grid` (`KEY=V1,V2` arguments); `metrics_table`
 (summary.json as rows against the baseline). It calls only the
 public functions of the other stages.
@@ -11,5 +12,6 @@ public functions of the other stages.
 from memflow.tasks.evaluate.eval_report import metrics_table
 from memflow.tasks.evaluate.grid import parse_grid
 from memflow.tasks.evaluate.locomo_eval import evaluate_job, evaluate_sample, run_evaluation
+from memflow.tasks.evaluate.techchat import techchat
 
-__all__ = ["run_evaluation", "evaluate_sample", "evaluate_job", "metrics_table", "parse_grid"]
+__all__ = ["run_evaluation", "evaluate_sample", "evaluate_job", "metrics_table", "parse_grid", "techchat"]

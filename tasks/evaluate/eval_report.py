@@ -27,27 +27,35 @@ def block(rows: list[dict], ks: list[int], budgets: list[int], prefix: str = "")
     }
 
 
+def category_names(rows: list[dict]) -> dict[int, str]:
+    """Category number -> name: a question's own `category_name`, else LoCoMo's."""
+    named = {r["category"]: r["category_name"] for r in rows if r.get("category_name")}
+    return {c: named.get(c) or CATEGORIES.get(c, str(c))
+            for c in sorted({r["category"] for r in rows} | set(CATEGORIES))}
+
+
 def summarize(rows: list[dict], ks: list[int], budgets: list[int]) -> dict:
+    names = category_names(rows)
     out = block(rows, ks, budgets)
     out["per_category"] = {
         f"{c} {name}": block([r for r in rows if r["category"] == c], ks, budgets)
-        for c, name in CATEGORIES.items() if any(r["category"] == c for r in rows)}
+        for c, name in names.items() if any(r["category"] == c for r in rows)}
     out["baseline"] = block(rows, ks, budgets, "baseline_")
     out["baseline"]["per_category"] = {
         f"{c} {name}": block([r for r in rows if r["category"] == c], ks, budgets, "baseline_")
-        for c, name in CATEGORIES.items() if any(r["category"] == c for r in rows)}
+        for c, name in names.items() if any(r["category"] == c for r in rows)}
     if any("transcript_first_hit" in r for r in rows):  # memory-flows over the raw transcripts
         out["transcript"] = block(rows, ks, budgets, "transcript_")
         out["transcript"]["per_category"] = {
             f"{c} {name}": block([r for r in rows if r["category"] == c], ks, budgets, "transcript_")
-            for c, name in CATEGORIES.items() if any(r["category"] == c for r in rows)}
+            for c, name in names.items() if any(r["category"] == c for r in rows)}
     graded = [r for r in rows if "qa_correct" in r]
     out["qa"] = {"status": "not run (no chat model configured)"} if not graded else {
         "status": "ok", "questions": len(graded),
         "accuracy": round(mean(float(r["qa_correct"]) for r in graded), 4),
         "per_category": {f"{c} {name}": round(mean(float(r["qa_correct"]) for r in graded
                                                    if r["category"] == c), 4)
-                         for c, name in CATEGORIES.items() if any(r["category"] == c for r in graded)}}
+                         for c, name in names.items() if any(r["category"] == c for r in graded)}}
     out["evidence"] = {"questions_total": len(rows),
                        "without_valid_evidence": sum(1 for r in rows if f"any@{ks[0]}" not in r),
                        "malformed_entries": sum(r["malformed"] for r in rows),

@@ -63,6 +63,14 @@ def built_logs(sample: dict, settings: Settings) -> dict:
     return logs
 
 
+def statements(sample: dict) -> dict[str, str]:
+    """Turn id -> the labelled statement of a long turn (`statement`, normalised), for the turns
+    that carry one (the generated technical chats do; LoCoMo's short turns do not)."""
+    conversation = sample["conversation"]
+    return {turn["dia_id"]: normalise(turn["statement"]) for number in session_numbers(conversation)
+            for turn in conversation[f"session_{number}"] if turn.get("statement")}
+
+
 def note_reader(root: Path) -> Callable[[str, str], str]:
     from memflow.tasks.ground.markdown import parse_anchor
 
@@ -184,6 +192,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         log = read_log(lay, Path(path).stem)
         turns.update({m.get("id"): normalise(message_text(m)) for m in log if m.get("id")})
     follow = note_reader(lay.root)
+    quotes = statements(sample)
     baseline = Baseline(sample)
     transcript = Transcript(sample, settings, built)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
@@ -194,11 +203,13 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         row = {"sample": sample["sample_id"], "question": q["question"],
                "category": int(q.get("category", 0)), "evidence": ids, "malformed": malformed,
                "dangling": len(set(ids) - evidence)}
+        if q.get("category_name"):
+            row["category_name"] = q["category_name"]
         response = search(settings, q["question"], limit=limit, link_limit=10, with_watermark=False)
         shown = [render_compact(r) for r in response.results]
 
         def cover_of(text: str) -> set[str]:
-            return covered_turns(text, turns, logs, follow)
+            return covered_turns(text, turns, logs, follow, quotes)
 
         cover = [cover_of(t) for t in shown]
         row["ranked_paths"] = [r.path for r in response.results]
@@ -215,16 +226,19 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             b_shown = [baseline.texts[i] for i in hits]
             b_cover = [{baseline.ids[i]} for i in hits]
             # a raw turn cut by the budget no longer contains its whole text: it covers nothing
-            b_scores = score(b_cover, b_shown, evidence, ks, budgets, lambda i, t: set(),
+            # (unless a labelled statement of it is still in what was kept)
+            b_scores = score(b_cover, b_shown, evidence, ks, budgets,
+                             lambda i, t: covered_turns(t, {}, {}, quotes=quotes) & {baseline.ids[hits[i]]},
                              [{session_of(baseline.ids[i])} for i in hits])
             row.update({f"baseline_{k}": v for k, v in b_scores.items()})
             t_results = transcript.ranked(q["question"], limit)
             t_shown = [render_compact(r) for r in t_results]
-            t_cover = [covered_turns(t, turns, {}) for t in t_shown]
+            t_cover = [covered_turns(t, turns, {}, quotes=quotes) for t in t_shown]
             t_packed = packed_cover(t_results, term_weights(transcript.settings, q["question"]),
-                                    settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}),
+                                    settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}, quotes=quotes),
                                     settings.pack_neighbours)
-            t_scores = score(t_cover, t_shown, evidence, ks, budgets, lambda i, t: covered_turns(t, turns, {}),
+            t_scores = score(t_cover, t_shown, evidence, ks, budgets,
+                             lambda i, t: covered_turns(t, turns, {}, quotes=quotes),
                              [{session_of(c) for c in cov} for cov in t_cover],
                              t_packed if settings.pack_results else None)
             row.update({f"transcript_{k}": v for k, v in t_scores.items()})

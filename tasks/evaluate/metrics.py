@@ -24,16 +24,20 @@ def link_turns(anchor: str, line_turns: list[str]) -> list[str]:
 
 
 def covered_turns(text: str, turn_texts: dict[str, str], logs: dict[str, list[str]],
-                  follow: Callable[[str, str], str] | None = None) -> set[str]:
-    """Turns a shown result covers: by containing a turn's text (whitespace normalised), by a
-    session-log link citing at most MAX_SPAN turns, or through a link to a note line whose own
-    provenance links do (how a digest node's sources reach the conversation).
+                  follow: Callable[[str, str], str] | None = None,
+                  quotes: dict[str, str] | None = None) -> set[str]:
+    """Turns a shown result covers: by containing a turn's text (whitespace normalised) or the
+    statement the evidence label quotes from it (`quotes`: turn -> normalised sentence, for long
+    turns whose question rests on one sentence), by a session-log link citing at most MAX_SPAN
+    turns, or through a link to a note line whose own provenance links do (how a digest node's
+    sources reach the conversation).
 
     `logs` maps a session-log path to the turn id of each of its lines; `follow(path, anchor)`
     returns the text of the anchored lines of a workspace note.
     """
     flat = normalise(text)
     covered = {turn for turn, body in turn_texts.items() if body and body in flat}
+    covered.update(turn for turn, quote in (quotes or {}).items() if quote and quote in flat)
     for link in parse_links(text):
         if link.target in logs:
             covered.update(link_turns(link.anchor, logs[link.target]))

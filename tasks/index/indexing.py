@@ -24,6 +24,7 @@ from memflow.tasks.ground.convert import READABLE_SUFFIXES, NotText, read_resour
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
+from memflow.tasks.ground.speakers import line_terms
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
 from memflow.tasks.ground.tokens import count_tokens
 from memflow.tasks.ground.transcript import transcript_lines
@@ -60,7 +61,7 @@ from memflow.tasks.stores.lance import IndexStore
 log = logging.getLogger("memflow.index")
 BATCH = 8192  # files per commit of the tables (one version per table per group)
 ROWS_BATCH = 256  # files per Arrow record batch streamed into a commit
-TERMS_VERSION = "2"  # 2: provenance links are not searched (searchable_text)
+TERMS_VERSION = "3"  # 2: provenance links are not searched (searchable_text); 3: speakers marked
 COMPACT_EVERY, COMPACT_BIG = 20, 100  # index runs with writes / files changed in one run
 Progress = Callable[[int], None]
 
@@ -142,7 +143,7 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
         fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
-        terms = tokenize(searchable_text("\n".join((*fields, piece.text))), settings.keyword_tokenizer)
+        terms = line_terms(searchable_text("\n".join((*fields, piece.text))), settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
             "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
@@ -208,7 +209,8 @@ def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tu
             "kind": "session", "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": heading, "text": text, "name": "", "description": "", "tags": [],
             "n_tokens": count_tokens(text),  # found by what was said, not by the session's name
-            "terms": tokenize(searchable_text(piece.text[len(piece.heading_path):]), settings.keyword_tokenizer),
+            "terms": line_terms(searchable_text(piece.text[len(piece.heading_path):]),
+                                settings.keyword_tokenizer, transcript=True),  # speakers marked
         })
     return row, chunks, []
 

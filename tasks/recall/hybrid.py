@@ -22,6 +22,7 @@ from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResu
 from memflow.schemas.notes import tag_list
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
+from memflow.tasks.ground.speakers import speaker_mask
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
@@ -29,6 +30,7 @@ from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.factkeys import fact_keys
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
+from memflow.tasks.recall.speakers import search_tokens, speakers_after_words
 from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword
@@ -99,11 +101,14 @@ def last_day(filters: Filters) -> date | None:
     return min(filter(None, (filters.until, filters.as_of)), default=None)
 
 
-def row_mask(index: keyword.KeywordIndex, filters: Filters) -> np.ndarray:
+def row_mask(index: keyword.KeywordIndex, filters: Filters, tokenizer: str = "bigram") -> np.ndarray:
     """The filters as a boolean mask over the snapshot's rows, computed once per index."""
     key = filters.model_dump_json()
     if key not in index.masks:
-        index.masks[key] = filter_mask(index.docs, filters)
+        mask = filter_mask(index.docs, filters)
+        if filters.speaker:  # the speaker is in the terms, as marked tokens
+            mask = mask & speaker_mask(index.retriever, len(mask), filters.speaker, tokenizer)
+        index.masks[key] = mask
     return index.masks[key]
 
 
@@ -111,8 +116,8 @@ def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int, filte
                    settings: Settings) -> list[tuple[str, float]]:
     """BM25 top-n; with `settings.prf_terms`, a second pass with the feedback terms added, and
     with `settings.note_weight`, each hit lifted by its file's other hits."""
-    mask = row_mask(index, filters)
-    hits = keyword.top_k(index, tokens, n, mask)
+    mask = row_mask(index, filters, settings.keyword_tokenizer)
+    hits = speakers_after_words(index, tokens, n, mask)
     if settings.prf_terms and hits:
         extra = feedback_terms(index, tokens, hits[:settings.prf_docs], settings.prf_terms,
                                settings.keyword_tokenizer)
@@ -197,7 +202,7 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
         raise VectorsUnavailable(
             f"{settings.embedding_model} now returns {vectors.shape[-1]}-dim vectors, the index holds "
             f"{dims}-dim ones: run `memflow reindex` to embed every chunk again")
-    hits = keyword.nearest(index, vectors, n, row_mask(index, filters), matmul)
+    hits = keyword.nearest(index, vectors, n, row_mask(index, filters, settings.keyword_tokenizer), matmul)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
 
@@ -205,7 +210,7 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
 def term_weights(settings: Settings, query: str) -> dict[str, float]:
     """Query token -> idf in the workspace's index (what packing ranks a hit's lines by)."""
     index = open_index(layout(settings), settings)
-    return keyword.idf(index, query_tokens(query, settings.keyword_tokenizer))
+    return keyword.idf(index, search_tokens(index, query, settings.keyword_tokenizer))
 
 
 def asked_window(settings: Settings, query: str, as_of: date | None = None) -> tuple[date, date] | None:
@@ -235,7 +240,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                         f"{index.vector_model}): keyword results only; run `memflow index` to embed")
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
-    tokens = query_tokens(query, settings.keyword_tokenizer)
+    tokens = search_tokens(index, query, settings.keyword_tokenizer)
     rankings = {"keyword": keyword_branch(index, tokens, n, filters, settings)}
     if vectors_on:
         try:

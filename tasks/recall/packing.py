@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from memflow.schemas.recall import SearchResult
 from memflow.tasks.ground.markdown import line_date, parse_anchor, searchable_text
+from memflow.tasks.ground.speakers import line_terms
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.timeline import newest_first, newest_lines
@@ -34,7 +35,9 @@ _MIN_BLOCK_TOKENS = 12  # a header alone is not worth its tokens
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
     """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
-    return [sum(weights.get(t, 0.0) for t in set(tokenize(searchable_text(unlabelled(line)), tokenizer)))
+    transcript = result.path.endswith(".jsonl")  # a session log's lines: `Speaker: text`
+    return [sum(weights.get(t, 0.0)
+                for t in set(line_terms(searchable_text(unlabelled(line)), tokenizer, transcript)))
             if _content(line) else 0.0 for line in result.text.split("\n")]
 
 

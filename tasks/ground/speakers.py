@@ -1,0 +1,97 @@
+"""Who said a line is metadata of the line, not words of it (pure).
+
+A transcript line `user: hi`, a note line `- Caroline: I went ...` and a note heading `## Said by
+the assistant` name a speaker. Indexed as words, the label made every line of a speaker match a
+question that merely says "the user", and short lines (`user: hi`) ranked high on the label
+alone. So a speaker goes into a line's terms as a marked token (`said:<token>`, which no word
+tokenizes to), the rest of the line as its words. A query's word that is also a speaker's marked
+token in the index adds that token (the query names a speaker: their lines count, as much as
+BM25's idf says), but only in chunks that match a word of the query too: a speaker alone never
+makes a hit (`user: hi` is not an answer to "where does the user live"). `speaker_mask` keeps
+the chunks with a line of one speaker (the `speaker` filter).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container
+
+import numpy as np
+
+from memflow.tasks.ground.tokenize import tokenize
+
+MARK = "said:"  # ':' ends every word of the tokenizer: no content word carries it
+OTHERS_TITLE = "Said by"  # + who: a daily note's section of another speaker's words
+# `- Caroline: ...`, `- 2024-05-01: Mary Ann: ...`: a capitalised name of one or two words
+_NOTE_RE = re.compile(r"^(\s*[-*+]\s+(?:(?:until )?\d{4}-\d{2}-\d{2}: )?)"
+                      r"([A-Z][a-z]+(?: [A-Z][a-z]+)?): ")
+_SAID_BY_RE = re.compile(rf"(#+ ){OTHERS_TITLE} (.+?)(?= > #|$)")
+
+
+def split_line(line: str, transcript: bool = False) -> tuple[str, str]:
+    """(who the line names as its speaker, the line without that label). A transcript line is
+    `Speaker: text` (whatever the name, as `transcript.message_line` writes it); a note line
+    carries a capitalised name after its bullet (and date); a `Said by X` heading (also inside
+    a breadcrumb) names its speakers and says nothing else."""
+    if transcript:
+        who, sep, said = line.partition(": ")
+        return (who, said) if sep and who.strip() and "\n" not in who else ("", line)
+    match = _NOTE_RE.match(line)
+    if match:
+        return match.group(2), match.group(1) + line[match.end():]
+    if OTHERS_TITLE in line and "#" in line:
+        names = [m.group(2) for m in _SAID_BY_RE.finditer(line)]
+        if names:
+            return " ".join(names), _SAID_BY_RE.sub(lambda m: m.group(1), line)
+    return "", line
+
+
+def speaker_tokens(who: str, kind: str = "bigram") -> list[str]:
+    """A speaker's name as marked tokens (`the assistant` -> `said:assist`)."""
+    return [MARK + token for token in tokenize(who, kind)]
+
+
+def line_terms(text: str, kind: str = "bigram", transcript: bool = False) -> list[str]:
+    """Keyword terms of text, line by line: the words of what each line says, its speaker as
+    marked tokens."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        who, said = split_line(line, transcript)
+        out.extend(tokenize(said, kind))
+        if who:
+            out.extend(speaker_tokens(who, kind))
+    return out
+
+
+def named_speakers(tokens: list[str], vocabulary: Container[str]) -> list[str]:
+    """The marked tokens of the speakers a query names: each query token whose marked form the
+    index holds."""
+    return [MARK + t for t in dict.fromkeys(tokens) if not t.startswith(MARK) and MARK + t in vocabulary]
+
+
+def rows_with(postings, size: int, tokens: list[str], every: bool = False) -> np.ndarray:
+    """Rows (of `size`) holding any (`every`: each) of `tokens`, over a BM25 index's postings
+    (`vocab_dict`, `get_scores`)."""
+    if not every:
+        known = [t for t in dict.fromkeys(tokens) if postings is not None and t in postings.vocab_dict]
+        return (np.asarray(postings.get_scores(known))[:size] > 0) if known else np.zeros(size, dtype=bool)
+    mask = np.ones(size, dtype=bool)
+    for token in dict.fromkeys(tokens):
+        if postings is None or token not in postings.vocab_dict:
+            return np.zeros(size, dtype=bool)
+        mask &= np.asarray(postings.get_scores([token]))[:size] > 0
+    return mask
+
+
+def speaker_mask(postings, size: int, name: str, kind: str = "bigram") -> np.ndarray:
+    """Rows with a line said by `name` (every token of the name); none when the index never
+    heard the name."""
+    tokens = speaker_tokens(name, kind)
+    if not tokens:
+        raise ValueError(f"not a speaker name: {name!r}")
+    return rows_with(postings, size, tokens, every=True)
+
+
+def said_words(tokens: list[str]) -> list[str]:
+    """A query's tokens without its speakers' marked tokens: what a hit must match."""
+    return [t for t in tokens if not t.startswith(MARK)]
