@@ -30,6 +30,14 @@ def percentiles(values: list[float]) -> tuple[float, float]:
     return 1000 * statistics.median(values), 1000 * values[int(0.95 * (len(values) - 1))]
 
 
+def change_targets(root: Path, paths: list[Path], first: int, step: int, pattern: str, letters: str):
+    """Five (file, its workspace path, a new one-token word) to change: spread over the
+    workspace, each word new to it (`pattern` with one of `letters`; digits would split it)."""
+    for n in range(5):
+        target = paths[(first + n * step) % len(paths)]
+        yield target, target.relative_to(root).as_posix(), pattern.format(letters[n])
+
+
 def one(count: int, rounds: int) -> dict:
     from corpus import QUERIES, build
 
@@ -66,10 +74,7 @@ def one(count: int, rounds: int) -> dict:
     except ImportError:
         indexes_on_write = False
     changes = []
-    for n in range(5):
-        target = paths[(count // 2 + n * 97) % len(paths)]
-        rel = target.relative_to(root).as_posix()
-        word = f"zanzibar{'abcde'[n]}quokka"  # one token (digits would split it)
+    for target, rel, word in change_targets(root, paths, count // 2, 97, "zanzibar{}quokka", "abcde"):
         t = time.perf_counter()
         api.write(rel, target.read_text(encoding="utf-8") + f"\nA new line about {word}.\n", workspace=settings)
         if not indexes_on_write:
@@ -79,10 +84,7 @@ def one(count: int, rounds: int) -> dict:
         assert found and found[0].path == rel, f"{rel} not found after the change: {[(r.path, r.score) for r in found]}"
     out["change_searchable_p50_ms"] = 1000 * statistics.median(changes)
     changes = []  # the file written by the caller, then indexed by name (this tree) or scanned (main)
-    for n in range(5):
-        target = paths[(count // 3 + n * 89) % len(paths)]
-        rel = target.relative_to(root).as_posix()
-        word = f"quokka{'vwxyz'[n]}zanzibar"
+    for target, rel, word in change_targets(root, paths, count // 3, 89, "quokka{}zanzibar", "vwxyz"):
         t = time.perf_counter()
         target.write_text(target.read_text(encoding="utf-8") + f"\nA new line about {word}.\n", encoding="utf-8")
         api.index(settings, [rel]) if indexes_on_write else api.index(settings)
@@ -127,19 +129,13 @@ def resident(root: Path, paths: list[Path], count: int, rounds: int) -> dict:
             out["mcp_plain_p50_ms"], out["mcp_plain_p95_ms"] = percentiles(plain)
             out["mcp_packed_p50_ms"], _ = percentiles(packed)
             writes, outside = [], []
-            for n in range(5):
-                target = paths[(count // 4 + n * 83) % len(paths)]
-                rel = target.relative_to(root).as_posix()
-                word = f"wombat{'klmno'[n]}quagga"
+            for target, rel, word in change_targets(root, paths, count // 4, 83, "wombat{}quagga", "klmno"):
                 t = time.perf_counter()
                 await timed("write", {"path": rel, "content": target.read_text(encoding="utf-8") + f"\nA line about {word}.\n"})
                 _, found = await timed("search", {"query": word, "limit": 1})
                 writes.append(time.perf_counter() - t)
                 assert rel in str(found.content), f"{rel} not found after an MCP write"
-            for n in range(5):
-                target = paths[(count // 5 + n * 79) % len(paths)]
-                rel = target.relative_to(root).as_posix()
-                word = f"narwhal{'pqrst'[n]}okapi"
+            for target, rel, word in change_targets(root, paths, count // 5, 79, "narwhal{}okapi", "pqrst"):
                 t = time.perf_counter()
                 target.write_text(target.read_text(encoding="utf-8") + f"\nA line about {word}.\n", encoding="utf-8")
                 while rel not in str((await timed("search", {"query": word, "limit": 1}))[1].content):

@@ -74,7 +74,6 @@ class KeywordIndex:
     links: pa.Table | None = None  # LINK_COLUMNS, every link of the workspace
     files: pa.Table | None = None  # FILE_COLUMNS, one row per indexed file
     _rows: dict[str, int] | None = None
-    _graph: tuple[dict, dict, dict] | None = None  # source -> rows, target -> rows, path -> row
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
     generation: str = ""  # the `gen-<n>` folder it was read from
     alive: np.ndarray | None = None  # with a delta: False for main rows a delta replaced
@@ -112,60 +111,19 @@ class KeywordIndex:
             self._rows = {cid: n for n, cid in enumerate(ids)}
         return self._rows.get(chunk_id)
 
-    def _link_maps(self) -> tuple[dict, dict, dict]:
-        if self._graph is None:
-            outs: dict[str, list[int]] = {}
-            ins: dict[str, list[int]] = {}
-            if self.links is not None:
-                for n, (source, target) in enumerate(zip(self.links.column("source").to_pylist(),
-                                                         self.links.column("target").to_pylist())):
-                    outs.setdefault(source, []).append(n)
-                    ins.setdefault(target, []).append(n)
-            paths = self.files.column("path").to_pylist() if self.files is not None else []
-            self._graph = outs, ins, {path: n for n, path in enumerate(paths)}
-        return self._graph
-
-    def _split(self) -> bool:
-        return self.main is not None and self.link_new is not None and self.file_new is not None
-
-    def _delta_maps(self) -> tuple[dict, dict, dict]:
-        """The maps of the delta's own link and file rows (numbered as here): small."""
-        if self._graph is None:
-            kept_links, kept_files = int((self.link_new >= 0).sum()), int((self.file_new >= 0).sum())
-            outs: dict[str, list[int]] = {}
-            ins: dict[str, list[int]] = {}
-            tail = self.links.slice(kept_links)
-            for n, (source, target) in enumerate(zip(tail.column("source").to_pylist(),
-                                                     tail.column("target").to_pylist()), kept_links):
-                outs.setdefault(source, []).append(n)
-                ins.setdefault(target, []).append(n)
-            files = self.files.slice(kept_files).column("path").to_pylist()
-            self._graph = outs, ins, {path: n for n, path in enumerate(files, kept_files)}
-        return self._graph
-
     def links_of(self, paths: list[str]) -> list[dict]:
         """Out-links from and in-links to `paths`, in link-table order."""
-        if self._split():
-            main_outs, main_ins, _ = self.main._link_maps()
-            outs, ins, _ = self._delta_maps()
-            numbers = {int(self.link_new[n]) for p in paths for n in (*main_outs.get(p, ()), *main_ins.get(p, ()))}
-            numbers |= {n for p in paths for n in (*outs.get(p, ()), *ins.get(p, ()))}
-            return _take(self.links, sorted(numbers - {-1}))
-        outs, ins, _ = self._link_maps()
-        numbers = sorted({n for p in paths for n in (*outs.get(p, ()), *ins.get(p, ()))})
-        return _take(self.links, numbers)
+        if self.links is None:
+            return []
+        numbers = np.union1d(rowmaps.live_rows(self, "links", "source", paths),
+                             rowmaps.live_rows(self, "links", "target", paths))
+        return _take(self.links, numbers.tolist())
 
     def file_info(self, paths: list[str]) -> dict[str, dict]:
         """name, description and kind of the indexed files among `paths`."""
-        if self._split():
-            _, _, main_where = self.main._link_maps()
-            _, _, where = self._delta_maps()
-            rows = [where[p] if p in where else int(self.file_new[main_where[p]]) if p in main_where else -1
-                    for p in paths]
-            return {row["path"]: row for row in _take(self.files, [n for n in rows if n >= 0])}
-        _, _, where = self._link_maps()
-        found = [p for p in paths if p in where]
-        return {row["path"]: row for row in _take(self.files, [where[p] for p in found])}
+        if self.files is None:
+            return {}
+        return {row["path"]: row for row in _take(self.files, rowmaps.live_rows(self, "files", "path", paths).tolist())}
 
     def rows(self, numbers: list[int]) -> list[dict]:
         # Scalar reads from the one record batch: `take` + `to_pylist` cost ~0.4 ms for 5 rows.
@@ -173,10 +131,7 @@ class KeywordIndex:
 
 
 def _take(table: pa.Table | None, numbers: list[int]) -> list[dict]:
-    if table is None or not numbers:
-        return []
-    columns = [(name, table.column(name)) for name in table.column_names]
-    return [{name: col[n].as_py() for name, col in columns} for n in numbers]
+    return [] if table is None else rowmaps.row_dicts(table, numbers)
 
 
 def current_dir(folder: Path) -> Path | None:

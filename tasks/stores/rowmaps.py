@@ -83,6 +83,11 @@ def take_rows(table: pa.Table, numbers: np.ndarray) -> pa.Table:
     reads well under 1 ms."""
     if len(numbers) > 256:
         return table.take(pa.array(numbers))
+    return pa.Table.from_pylist(row_dicts(table, numbers), schema=table.schema)
+
+
+def row_dicts(table: pa.Table, numbers) -> list[dict]:
+    """Rows `numbers` of `table` as dicts, by scalar reads (`take` + `to_pylist` cost ~0.4 ms
+    for 5 rows)."""
     columns = [(name, table.column(name)) for name in table.column_names]
-    rows = [{name: column[int(n)].as_py() for name, column in columns} for n in numbers]
-    return pa.Table.from_pylist(rows, schema=table.schema)
+    return [{name: column[int(n)].as_py() for name, column in columns} for n in numbers]
