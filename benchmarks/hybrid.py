@@ -47,7 +47,7 @@ def build(settings, count: int) -> None:
             rows.append({"id": cid, "path": path, "layer": "daily", "kind": "note",
                          "date": date(2026, 1, 1 + n % 28), "start_line": 1, "end_line": 3,
                          "heading_path": "", "text": text, "name": "", "description": "",
-                         "tags": [], "n_tokens": 50, "terms": tokenize(text)})
+                         "tags": [], "terms": tokenize(text)})
             vrows.append({**rows[-1], "text_sha": cid, "vector": vectors[n]})
         store.replace_paths([], rows, [])
         store.put_vectors(MODEL, 384, vrows)

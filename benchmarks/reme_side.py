@@ -19,22 +19,12 @@ from corpus import QUERIES, build  # noqa: E402
 
 
 async def measure(count: int) -> dict:
-    from reme.config import resolve_app_config
     from reme.reme import ReMe
+    from reme_index import reme_config
 
     root = Path(tempfile.mkdtemp(prefix=f"bench-reme-{count}-"))
     paths = build(root, count)
-    import reme
-    import yaml
-
-    config = resolve_app_config(log_config=False, workspace_dir=str(root), enable_logo=False,
-                                log_to_console=False, log_to_file=False)
-    # No watchers or crons in a benchmark: ReMe's own benchmark preset's manual index job instead.
-    jobs = config["jobs"]
-    for name in [n for n, job in jobs.items() if job.get("backend") in ("background", "cron")]:
-        del jobs[name]
-    preset = yaml.safe_load((Path(reme.__file__).parent / "config" / "benchmark.yaml").read_text())
-    jobs["index_update"] = preset["jobs"]["index_update"]
+    config = reme_config(root)
     out: dict = {"system": "reme-0.4.2", "notes": count}
     async with ReMe(**config) as app:
         started = time.perf_counter()

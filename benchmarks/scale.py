@@ -2,6 +2,7 @@
 yardstick, each a whole process on the same generated workspace, in the same run.
 
     .venv/bin/python benchmarks/scale.py --sizes 1000,10000,30000,100000
+    .venv/bin/python benchmarks/scale.py --sizes 4800,24000 --vs-reme 4800,24000
 
 The yardstick is one Python process that reads every file, hashes it, tokenizes it with the
 project's tokenizer, builds a bm25s index and saves it: what any keyword index of these files
@@ -67,15 +68,25 @@ def workspace(count: int) -> Path:
     return root
 
 
-def measure(count: int) -> dict:
+def measure(count: int, reme: Path | None = None) -> dict:
     root = workspace(count)
     index = [str(MEMFLOW), "-w", str(root), "index"]
     out = {"files": count}
     out["yard_s"], out["yard_mb"] = timed([sys.executable, str(Path(__file__)), "--yardstick", str(root)])
     out["cold_s"], out["cold_mb"] = timed(index)
+    change = "\nA new line about zanzibarquokka.\n"
     target = root / "daily/2026-01-02/n1.md"
-    target.write_text(target.read_text() + "\nA new line about zanzibarquokka.\n")
+    target.write_text(target.read_text() + change)
     out["change_s"], out["change_mb"] = timed(index)
+    if reme is not None:  # ReMe 0.4.2 on a copy of the same files, its index whole processes too
+        other = root.with_name(root.name + "-reme")
+        for folder in ("daily", "digest"):
+            shutil.copytree(root / folder, other / folder)
+        side = [str(reme), str(HERE / "reme_index.py"), str(other)]
+        out["reme_cold_s"], out["reme_cold_mb"] = timed([*side, "--cold"])
+        (other / "daily/2026-01-02/n1.md").write_text((other / "daily/2026-01-02/n1.md").read_text() + change)
+        out["reme_change_s"], out["reme_change_mb"] = timed(side)
+        shutil.rmtree(other)
     shutil.rmtree(root)
     return out
 
@@ -92,20 +103,36 @@ def table(results: list[dict]) -> str:
                      f"({per / per_base:.2f}) | {r['change_s']:.2f} | {r['change_mb']:.0f} | "
                      f"{r['yard_s']:.2f} | {r['yard_mb']:.0f} | {r['cold_s'] / r['yard_s']:.2f}, "
                      f"{r['cold_mb'] / r['yard_mb']:.2f} |")
+    reme = [r for r in results if "reme_cold_s" in r]
+    if reme:
+        lines += ["", "| files | vs ReMe 0.4.2, cold index (time, RSS) | one-file change (time, RSS) | "
+                  "ReMe cold (s, MiB) | ReMe change (s, MiB) |", "|---|---|---|---|---|"]
+        for r in reme:
+            lines.append(f"| {r['files']:,} | {r['cold_s'] / r['reme_cold_s']:.2f}, {r['cold_mb'] / r['reme_cold_mb']:.2f} | "
+                         f"{r['change_s'] / r['reme_change_s']:.2f}, {r['change_mb'] / r['reme_change_mb']:.2f} | "
+                         f"{r['reme_cold_s']:.1f}, {r['reme_cold_mb']:.0f} | {r['reme_change_s']:.1f}, {r['reme_change_mb']:.0f} |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,30000,100000")
+    parser.add_argument("--vs-reme", default="", metavar="SIZES",
+                        help="sizes also measured with ReMe 0.4.2 (builds benchmarks/.reme-venv once)")
     parser.add_argument("--yardstick", metavar="WORKSPACE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.yardstick:
         yardstick(Path(args.yardstick))
         return
     results = []
+    with_reme = {int(s) for s in args.vs_reme.split(",") if s}
     for count in map(int, args.sizes.split(",")):
-        results.append(measure(count))
+        reme = None
+        if count in with_reme:
+            from run import reme_python
+
+            reme = reme_python()
+        results.append(measure(count, reme))
         print(results[-1], file=sys.stderr, flush=True)
     print(table(results))
 

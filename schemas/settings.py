@@ -48,6 +48,10 @@ class Settings(BaseSettings):
 
     decode_errors: Literal["replace", "strict"] = "replace"
     chunk_bytes: int = Field(default=1000, ge=200, le=4000)  # measured on LoCoMo dev, see README
+    # A message whose transcript line is longer than this is indexed and packed in pieces
+    # (paragraphs, list items, code blocks, then line and sentence ends): no LoCoMo turn is
+    # (the longest is 445 bytes); a 600-token reply in a technical chat is about ten.
+    piece_bytes: int = Field(default=600, ge=160, le=4000)
     keyword_tokenizer: Literal["jieba", "bigram"] = "bigram"
     # A note's frontmatter name, description and tags count this many times in its first chunk's
     # BM25 terms, so a word there outranks the same word in a body (README, "Tags and fields").

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = "3"  # 2: session transcripts, digest chunks dated by their fact lines; 3: tags
+SCHEMA_VERSION = "4"  # 2: session transcripts, digest chunks dated by their fact lines; 3: tags;
+# 4: no cl100k count per chunk (nothing searched or packed read it; analytics counts its own)
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,6 @@ CHUNKS = pa.schema([
     pa.field("name", pa.string()),  # frontmatter name/description: on the note's first chunk only
     pa.field("description", pa.string()),
     pa.field("tags", pa.list_(pa.string())),  # frontmatter tags (schemas.notes.tag_list), every chunk
-    pa.field("n_tokens", pa.int32()),  # cl100k_base
     pa.field("terms", pa.list_(pa.string())),  # keyword tokens, cached so BM25 rebuilds skip them
 ])
 

@@ -46,7 +46,8 @@ def rows(lay, settings) -> dict[str, list[tuple]]:
         if name == "files":
             table = table.drop_columns(["mtime_ns"])
         out[name] = sorted(tuple(repr(v) for v in row.values()) for row in table.to_pylist())
-    docs = keyword.load(keyword_dir(lay, settings)).docs
+    index = keyword.load(keyword_dir(lay, settings))
+    docs = index.docs if index.alive is None else index.docs.filter(index.alive)  # a delta's live rows
     out["snapshot"] = sorted(tuple(repr(v) for v in row.values()) for row in docs.to_pylist())
     return out
 

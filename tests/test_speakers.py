@@ -106,7 +106,9 @@ def test_a_query_naming_a_speaker_prefers_their_lines(settings, seed):
                     {"role": "assistant", "name": third, "content": filler}]
         api.capture(messages, f"s{n}", workspace=settings)
     api.index(settings)
-    for who, value in ((first, mine), (second, theirs)):
-        response = api.search(f"what did {who} say about the {topic}", settings, limit=5,
-                              layer="session", budget_tokens=40)
-        assert value in response.packed[0], response.packed  # their session first
+    for n, (who, value) in enumerate(((first, mine), (second, theirs))):
+        query = f"what did {who} say about the {topic}"
+        ranked = api.search(query, settings, limit=5, layer="session").results
+        assert ranked[0].path.endswith(f"/s{n}.jsonl"), [r.path for r in ranked]  # their session first
+        assert value in "\n".join(api.search(query, settings, limit=5, layer="session",
+                                             budget_tokens=250).packed)

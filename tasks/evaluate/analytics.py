@@ -29,10 +29,15 @@ def notes_per_layer_and_day(lay: Layout) -> pl.DataFrame:
 
 
 def chunk_table(lay: Layout) -> pl.DataFrame:
+    """Per chunk: path, layer, kind, lines and its size in cl100k tokens (counted here: the index
+    does not keep a count nothing it serves reads)."""
+    from memflow.tasks.ground.tokens import count_tokens
+
     tables = read_tables(lay.index_dir / "lance", {
-        "chunks": ["path", "layer", "kind", "start_line", "end_line", "n_tokens"]})
-    return pl.from_arrow(tables["chunks"]).with_columns(
-        (pl.col("end_line") - pl.col("start_line") + 1).alias("lines"))
+        "chunks": ["path", "layer", "kind", "start_line", "end_line", "text"]})
+    chunks = pl.from_arrow(tables["chunks"])
+    counts = pl.Series("n_tokens", [count_tokens(t) for t in chunks["text"].to_list()], dtype=pl.Int32)
+    return chunks.drop("text").with_columns(counts, (pl.col("end_line") - pl.col("start_line") + 1).alias("lines"))
 
 
 def link_degrees(lay: Layout) -> pl.DataFrame:

@@ -38,7 +38,7 @@ def mask_code(lines: list[str]) -> list[str]:
     """Lines with fenced code and inline code spans blanked out (same lengths)."""
     out, fence = [], None
     for line in lines:
-        opener = FENCE_RE.match(line)
+        opener = FENCE_RE.match(line) if ("```" in line or "~~~" in line) else None
         if fence is not None:
             if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
                 fence = None
@@ -48,12 +48,18 @@ def mask_code(lines: list[str]) -> list[str]:
             fence = opener.group(1)
             out.append(" " * len(line))
             continue
-        out.append(INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), line))
+        out.append(INLINE_CODE_RE.sub(_blank, line) if "`" in line else line)
     return out
+
+
+def _blank(match: re.Match) -> str:
+    return " " * len(match.group(0))
 
 
 def iter_link_spans(text: str, first_line: int = 1) -> Iterator[tuple[int, int, int, re.Match]]:
     """(line number, start col, end col, match) of each wikilink outside code."""
+    if "[[" not in text:
+        return
     lines = text.split("\n")
     for offset, masked in enumerate(mask_code(lines)):
         if "[[" not in masked:
@@ -150,32 +156,46 @@ _KINDS = {
 
 
 def blocks(body: str, first_line: int = 1) -> list[Block]:
-    """Top-level blocks of a Markdown body with real-file line ranges (blank lines trimmed)."""
-    from mistletoe import Document, span_token
+    """Top-level blocks of a Markdown body with real-file line ranges (blank lines trimmed):
+    read line by line (`blockscan`), or by mistletoe when the body has a construct the scanner
+    leaves to it (block quotes, link reference definitions)."""
+    from memflow.tasks.ground.blockscan import scan
 
     lines = body.split("\n")
+    src = lines_with_ends(lines)
+    found = scan(src)
+    if found is None:
+        found = _parsed(src)
+    out = []
+    for index, (kind, start, level, items) in enumerate(found):
+        end = found[index + 1][1] - 1 if index + 1 < len(found) else len(lines)
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        out.append(Block(kind, start + first_line - 1, end + first_line - 1, level,
+                         tuple(i + first_line - 1 for i in items)))
+    return out
+
+
+def _parsed(src: list[str]) -> list[tuple[str, int, int, tuple[int, ...]]]:
+    """(kind, first line, heading level, list item lines) of each top-level block, by mistletoe."""
+    from mistletoe import Document, span_token
+
     # Only block structure is used: switch inline parsing off while parsing (mistletoe keeps its
     # token types in module globals, which is also why this must run serially).
     saved = list(span_token._token_types)
     span_token._token_types[:] = [span_token.RawText]  # the fallback: text stays one raw span
     try:
-        doc = Document(lines_with_ends(lines))
+        doc = Document(src)
     finally:
         span_token._token_types[:] = saved
-    children = [c for c in doc.children if getattr(c, "line_number", None)]
     out = []
-    for index, child in enumerate(children):
-        start = child.line_number
-        end = children[index + 1].line_number - 1 if index + 1 < len(children) else len(lines)
-        while end > start and not lines[end - 1].strip():
-            end -= 1
+    for child in doc.children:
+        if not getattr(child, "line_number", None):
+            continue
         kind = _KINDS.get(type(child).__name__, "other")
-        items = ()
-        if kind == "list":
-            items = tuple(i.line_number + first_line - 1 for i in child.children
-                          if getattr(i, "line_number", None))
-        out.append(Block(kind, start + first_line - 1, end + first_line - 1,
-                         getattr(child, "level", 0) if kind == "heading" else 0, items))
+        items = tuple(i.line_number for i in child.children
+                      if getattr(i, "line_number", None)) if kind == "list" else ()
+        out.append((kind, child.line_number, getattr(child, "level", 0) if kind == "heading" else 0, items))
     return out
 
 

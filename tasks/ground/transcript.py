@@ -1,11 +1,16 @@
 """Session-log messages as text: what a message says, when, and one transcript line per log line
-(`Speaker: text`), so a log is readable and searchable by its own line numbers."""
+(`Speaker: text`), so a log is readable and searchable by its own line numbers; a message
+longer than a packing unit is several lines, its pieces, each naming its speaker, log line and
+part (`transcript_units`)."""
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, datetime, timezone
 from zoneinfo import ZoneInfo
+
+from memflow.tasks.ground.pieces import LINE_END, message_pieces
 
 
 def message_text(message: dict) -> str:
@@ -64,4 +69,50 @@ def transcript_lines(text: str, tz: str) -> list[tuple[str, date | None]]:
         out.append((message_line(message), current))
     if out and out[-1][0] == "" and text.endswith("\n"):
         out.pop()  # the newline that ends the last line is not a line of its own
+    return out
+
+
+# a piece of a long message: `assistant (L45 part 2/5, id m-7): text` (the id when it has one)
+PIECE_RE = re.compile(r"^(?P<who>[^\n]*?) \(L(?P<line>\d+) part (?P<part>\d+)/(?P<parts>\d+)"
+                      r"(?:, id [^)\n]*)?\): ")
+
+
+def piece_of(line: str) -> tuple[int, int] | None:
+    """(log line, part) of a transcript line that is a piece of a long message, else None."""
+    match = PIECE_RE.match(line)
+    return (int(match.group("line")), int(match.group("part"))) if match else None
+
+
+def is_code(line: str) -> bool:
+    """A transcript line that is a piece of code or a log (`pieces.split_code`)."""
+    match = PIECE_RE.match(line)
+    body = line[match.end():] if match else ""
+    return bool(match) and (LINE_END in body or body.lstrip().startswith(("```", "~~~")))
+
+
+def unmarked(text: str) -> str:
+    """Transcript text with the pieces' positions taken out (`assistant (L45 part 2/5): x` ->
+    `assistant: x`): what search sees, where and which part being no words of the message."""
+    if " part " not in text:
+        return text
+    return "\n".join(PIECE_RE.sub(lambda m: f"{m.group('who')}: ", line) for line in text.split("\n"))
+
+
+def transcript_units(text: str, tz: str, piece_bytes: int) -> list[tuple[int, str, date | None]]:
+    """`transcript_lines` with every message longer than `piece_bytes` (as its transcript line)
+    in pieces (`pieces.message_pieces`): (log line, transcript line, date), one entry per log
+    line, or one per piece, each piece saying who spoke, where and which part it is."""
+    out: list[tuple[int, str, date | None]] = []
+    raw = text.split("\n")
+    for number, (line, day) in enumerate(transcript_lines(text, tz), 1):
+        if len(line.encode("utf-8")) <= piece_bytes:
+            out.append((number, line, day))
+            continue
+        message = json.loads(raw[number - 1])
+        who = message.get("name") or message.get("role", "?")
+        ident = f", id {message['id']}" if message.get("id") not in (None, "") else ""
+        room = max(piece_bytes - len(f"{who} (L{number} part 00/00{ident}): ".encode("utf-8")), 80)
+        parts = message_pieces(message_text(message), room)
+        out.extend((number, f"{who} (L{number} part {k}/{len(parts)}{ident}): {part.text}", day)
+                   for k, part in enumerate(parts, 1))
     return out

@@ -23,12 +23,22 @@ def _bounded(key: str, value: object) -> tuple[object, bool]:
         limit = _LIMITS.get(key, FIELD_MAX_CHARS)
         return (value[:limit], True) if len(value) > limit else (value, False)
     if isinstance(value, list):
+        if len(value) <= TERMS_MAX_ITEMS and _longest(value) <= TERM_MAX_CHARS:
+            return value, False
         long = len(value) > TERMS_MAX_ITEMS or any(isinstance(i, str) and len(i) > TERM_MAX_CHARS
                                                    for i in value)
         if not long:
             return value, False
         return [i[:TERM_MAX_CHARS] if isinstance(i, str) else i for i in value[:TERMS_MAX_ITEMS]], True
     return value, False
+
+
+def _longest(items: list) -> int:
+    """The longest item's length (at least every string's): one C-level pass, the common case."""
+    try:
+        return max(map(len, items), default=0)
+    except TypeError:  # an item without a length: count the strings only
+        return max((len(i) for i in items if isinstance(i, str)), default=0)
 
 
 def bound_rows(rows: list[dict]) -> set[str]:

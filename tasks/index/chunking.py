@@ -3,7 +3,8 @@
 Markdown: sections by heading; a section that fits the byte budget is one chunk; otherwise its
 children are packed greedily and only oversized blocks are split (tables repeat header and
 separator rows, fences repeat the opening fence and close it, lists split between items, then
-lines, then bytes). Pieces of a split block start with `[Part X/N]`. Every chunk starts with the
+lines; a line longer than the budget after sentences, then words). Pieces of a split block
+start with `[Part X/N]`, pieces of a line with `[Part X/N of Ln]`. Every chunk starts with the
 breadcrumb of its ancestor headings, counted in the budget. Chunk text is original source lines;
 `start`/`end` are 1-based inclusive lines of the real file, frontmatter included.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 from memflow.schemas.notes import Block, Note
 from memflow.tasks.ground.markdown import blocks
+from memflow.tasks.ground.pieces import line_pieces
 
 _COMMENT_RE = re.compile(r"^\s*(<!--.*?-->\s*)+$", re.DOTALL)
 _HEADING_TEXT_RE = re.compile(r"^\s{0,3}#{1,6}\s+|\s+#+\s*$")
@@ -154,10 +156,20 @@ class _Chunker:
             units = [(n, n) for n in range(first_unit, last_unit + 1)]
         groups = self.pack(units, room - _nbytes(head) - _nbytes(tail))
         for index, (first, last) in enumerate(groups, 1):
+            if first == last and _nbytes(self.src(first, last)) > room:
+                self.split_line(first, crumbs, room)
+                continue
             start = blk.start if index == 1 else first
             end = blk.end if index == len(groups) else last
             self.emit(crumbs, start, end, head + self.src(first, last) + tail,
                       f"[Part {index}/{len(groups)}]")
+
+    def split_line(self, number: int, crumbs: list[str], room: int) -> None:
+        """A line longer than the budget -> chunks of it cut after sentences (then between words),
+        each `[Part k/N of Ln]`, spanning that line."""
+        parts = line_pieces(self.lines[number - 1], room - len(f" of L{number}"))
+        for k, part in enumerate(parts, 1):
+            self.emit(crumbs, number, number, [part], f"[Part {k}/{len(parts)} of L{number}]")
 
     def pack(self, units: list[tuple[int, int]], room: int) -> list[tuple[int, int]]:
         groups: list[tuple[int, int]] = []
@@ -173,7 +185,7 @@ class _Chunker:
 
 
 def chunk_markdown(note: Note, budget: int) -> list[Piece]:
-    """Note -> chunks. Lines longer than the budget stay whole (a line is the smallest unit)."""
+    """Note -> chunks. A line longer than the budget is cut after sentences (`split_line`)."""
     lines = note.text.split("\n")
     if lines and lines[-1] == "":
         lines = lines[:-1]
@@ -192,19 +204,33 @@ def chunk_markdown(note: Note, budget: int) -> list[Piece]:
 
 def chunk_bytes(text: str, budget: int, overlap: int = 200) -> list[tuple[int, int, str]]:
     """Plain text -> (start byte, end byte, text) windows with `overlap` bytes shared between
-    neighbours; never splits a UTF-8 character or a `[[link]]`."""
+    neighbours, each ending after a line, else a sentence, else a word where it can; never
+    splits a UTF-8 character or a `[[link]]`."""
     data = text.encode("utf-8")
     links = [(m.start(), m.end()) for m in re.finditer(rb"\[\[[^\[\]\n]*\]\]", data)]
     windows, start = [], 0
     while start < len(data):
         end = min(start + budget, len(data))
-        end = _safe_cut(data, links, end, start)
+        end = _safe_cut(data, links, _text_end(data, start, end), start)
         windows.append((start, end, data[start:end].decode("utf-8")))
         if end >= len(data):
             break
         start = max(_safe_cut(data, links, end - overlap, start + 1), start + 1)
         start = _char_start(data, start)
     return windows
+
+
+def _text_end(data: bytes, start: int, end: int) -> int:
+    """Where a window of `data[start:end]` ends best: after its last line end, else after its
+    last sentence, else after its last word, when that keeps at least half the window."""
+    if end >= len(data):
+        return end
+    floor = start + (end - start) // 2
+    for pattern in (rb"\n", rb"[.!?;:]\s", "。|！|？|；".encode(), rb"\s"):
+        found = [m.end() for m in re.finditer(pattern, data[floor:end])]
+        if found:
+            return floor + found[-1]
+    return end
 
 
 def _char_start(data: bytes, pos: int) -> int:
@@ -265,21 +291,23 @@ def _csv_chunks(text: str, budget: int) -> list[tuple[int, int, str]]:
     return out
 
 
-def chunk_transcript(lines: list[str], heading: str, budget: int) -> list[Piece]:
-    """A session transcript (one `Speaker: text` line per log line, blank where the log line
-    is not a message) -> windows of whole turns of at most `budget` bytes under `heading`; a
-    longer turn is a window of its own. Line numbers are the log's."""
+def chunk_transcript(units: list[tuple[int, str]], heading: str, budget: int) -> list[Piece]:
+    """A session transcript ((log line, text) per message or piece of a long message, text
+    blank where the log line is not a message) -> windows of whole lines of at most `budget`
+    bytes under `heading`; a longer line is a window of its own. Line numbers are the log's:
+    the pieces of one message share its line."""
     room = budget - len(heading.encode()) - 1
     out: list[Piece] = []
-    start, body, size = 0, [], 0
+    body: list[tuple[int, str]] = []
+    size = 0
 
     def flush() -> None:
-        while body and not body[-1]:
+        while body and not body[-1][1]:
             body.pop()
         if body:
-            out.append(Piece(start, start + len(body) - 1, heading, "\n".join([heading, *body])))
+            out.append(Piece(body[0][0], body[-1][0], heading, "\n".join([heading, *(t for _, t in body)])))
 
-    for number, line in enumerate(lines, 1):
+    for number, line in units:
         if not body and not line:
             continue
         if body and size + len(line.encode()) + 1 > room:
@@ -287,9 +315,7 @@ def chunk_transcript(lines: list[str], heading: str, budget: int) -> list[Piece]
             body, size = [], 0
             if not line:
                 continue
-        if not body:
-            start = number
-        body.append(line)
+        body.append((number, line))
         size += len(line.encode()) + 1
     flush()
     return out

@@ -79,6 +79,18 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     if disk is None:
         return indexing.run_index(settings)
     plan = plan_index(disk, catalog, pipeline)
+    summary = apply_plan(store, lay, settings, plan, pipeline, started)
+    note_problems(lay, plan, summary.skipped, summary.warnings)
+    indexed = {rel: disk[rel].mtime_ns for rel in plan.added + plan.modified + plan.touched + plan.unchanged}
+    indexed.update({rel: -1 for rel in plan.deleted})
+    note_indexed(lay, indexed, len(plan.added), len(plan.deleted), plan.changed)
+    return summary
+
+
+def apply_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
+               started: float, total_chunks: bool = False) -> IndexSummary:
+    """Carry out a small plan: its table writes, then the snapshot as a delta (or a full build,
+    see `publish`); the file problems are in the summary (the caller records them)."""
     if plan.changed:
         atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
     skipped: dict[str, str] = {}
@@ -88,12 +100,9 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     if plan.changed:
         vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted, rows)
         (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
-    note_problems(lay, plan, skipped, warnings)
-    indexed = {rel: disk[rel].mtime_ns for rel in plan.added + plan.modified + plan.touched + plan.unchanged}
-    indexed.update({rel: -1 for rel in plan.deleted})
-    note_indexed(lay, indexed, len(plan.added), len(plan.deleted), plan.changed)
     return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
-                        unchanged=len(plan.unchanged), chunks=rows[1].num_rows, total_chunks=-1,
+                        unchanged=len(plan.unchanged), chunks=rows[1].num_rows,
+                        total_chunks=store.count_chunks() if total_chunks else -1,
                         vectors=vectors, keyword_rebuilt=plan.changed,
                         seconds=time.perf_counter() - started, skipped=skipped, warnings=warnings)
 

@@ -23,11 +23,11 @@ from memflow.schemas.tables import CHUNKS, SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import READABLE_SUFFIXES, NotText, read_resource
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
+from memflow.tasks.ground.memory import lean_allocators
 from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
 from memflow.tasks.ground.speakers import line_terms
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
-from memflow.tasks.ground.tokens import count_tokens
-from memflow.tasks.ground.transcript import transcript_lines
+from memflow.tasks.ground.transcript import transcript_units, unmarked
 from memflow.tasks.ground.workspace import (
     Layout,
     date_of,
@@ -61,7 +61,8 @@ from memflow.tasks.stores.lance import IndexStore
 log = logging.getLogger("memflow.index")
 BATCH = 8192  # files per commit of the tables (one version per table per group)
 ROWS_BATCH = 256  # files per Arrow record batch streamed into a commit
-TERMS_VERSION = "3"  # 2: provenance links are not searched (searchable_text); 3: speakers marked
+TERMS_VERSION = "4"  # 2: provenance links not searched (searchable_text); 3: speakers marked;
+# 4: long messages and long note lines in pieces
 COMPACT_EVERY, COMPACT_BIG = 20, 100  # index runs with writes / files changed in one run
 Progress = Callable[[int], None]
 
@@ -148,7 +149,7 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
             "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": piece.heading_path, "text": piece.text, "name": name,
-            "description": desc, "tags": tags, "n_tokens": count_tokens(piece.text), "terms": terms,
+            "description": desc, "tags": tags, "terms": terms,
         })
     links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
               "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
@@ -184,33 +185,34 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
         chunks.append({
             "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
             "date": day, "start_line": start, "end_line": end, "heading_path": heading, "text": body,
-            "name": name if n == 0 else "", "description": "", "tags": [], "n_tokens": count_tokens(body),
-            "terms": terms,
+            "name": name if n == 0 else "", "description": "", "tags": [], "terms": terms,
         })
     return row, chunks, []
 
 
 def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tuple[dict, list[dict], list[dict]]:
-    """A session log as its transcript: windows of whole turns, `Speaker: text` per log line,
-    under `# Session <id>`; each window dated by its first message (workspace timezone)."""
+    """A session log as its transcript: windows of whole turns, `Speaker: text` per log line (a
+    message longer than `piece_bytes` in pieces), under `# Session <id>`; each window dated by
+    its first message (workspace timezone)."""
     name = rel.rsplit("/", 1)[-1].removesuffix(".jsonl")
     row = {"path": rel, "layer": "session", "kind": "session", "size": len(data), "mtime_ns": 0,
            "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline, "name": name,
            "description": ""}
-    lines = transcript_lines(decode(data, settings.decode_errors, rel), settings.timezone)
-    texts = [text[:settings.line_max_bytes] for text, _ in lines]
+    units = transcript_units(decode(data, settings.decode_errors, rel), settings.timezone, settings.piece_bytes)
+    days = {number: day for number, _, day in units}
     chunks = []
-    for piece in chunking.chunk_transcript(texts, f"# Session {name}", settings.chunk_bytes):
-        day = next((d for _, d in lines[piece.start - 1:piece.end] if d), None)
+    for piece in chunking.chunk_transcript([(n, text[:settings.line_max_bytes]) for n, text, _ in units],
+                                           f"# Session {name}", settings.chunk_bytes):
+        day = next((days[n] for n in range(piece.start, piece.end + 1) if days.get(n)), None)
         heading = f"{piece.heading_path}, {day.isoformat()}" if day else piece.heading_path
         text = heading + piece.text[len(piece.heading_path):]
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, text), "path": rel, "layer": "session",
             "kind": "session", "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": heading, "text": text, "name": "", "description": "", "tags": [],
-            "n_tokens": count_tokens(text),  # found by what was said, not by the session's name
-            "terms": line_terms(searchable_text(piece.text[len(piece.heading_path):]),
-                                settings.keyword_tokenizer, transcript=True),  # speakers marked
+            # found by what was said, not by the session's name; speakers marked
+            "terms": line_terms(searchable_text(unmarked(piece.text[len(piece.heading_path):])),
+                                settings.keyword_tokenizer, transcript=True),
         })
     return row, chunks, []
 
@@ -305,8 +307,16 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     the link graph and file names and, with an embedding model on, the chunk vectors aligned to
     the same rows."""
     folder = keyword_dir(lay, settings)
-    table = store.chunk_columns([*keyword.CHUNK_COLUMNS, "terms"])
-    terms = table.column("terms")
+    # The terms are read, scored and let go before the result rows are read (two projected
+    # scans, same row order: checked by id), so the two are never held at once.
+    scored = store.chunk_columns(["id", "terms"])
+    parts = keyword.bm25_parts(scored.column("terms"))
+    ids = scored.column("id")
+    del scored
+    table = store.chunk_columns(keyword.CHUNK_COLUMNS).combine_chunks()  # one batch, as stored
+    if not table.column("id").equals(ids):
+        raise RuntimeError("the chunks table changed between two reads of one snapshot build")
+    del ids
     meta: dict = {"tokenizer": settings.keyword_tokenizer}
     matrix = has = None
     dims = known_dims(settings) if settings.embedding_model else None
@@ -321,11 +331,11 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
             matrix[has] = stored[pc.drop_null(where).to_numpy()]
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
     links = store.link_table()
-    docs = table.drop_columns(["terms"])
-    numbers, days = superseded_lines(docs, links, lay.daily, lay.digest, lay.session)
-    docs = docs.append_column("superseded_lines", numbers).append_column("superseded_until", days)
-    keyword.build(folder, docs, terms, meta, links, store.file_columns(keyword.FILE_COLUMNS),
-                  matrix, has)
+    numbers, days = superseded_lines(table, links, lay.daily, lay.digest, lay.session)
+    docs = table.append_column("superseded_lines", numbers).append_column("superseded_until", days)
+    del table
+    keyword.build(folder, docs, None, meta, links, store.file_columns(keyword.FILE_COLUMNS),
+                  matrix, has, parts=parts)
 
 
 def drop_old_snapshots(settings: Settings) -> None:
@@ -371,6 +381,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
 
 def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: bool) -> IndexSummary:
     started = time.perf_counter()
+    lean_allocators()
     store = IndexStore(lance_dir)
     pipeline = pipeline_version(settings)
     catalog = store.catalog()
@@ -378,6 +389,16 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes, scan_problems),
                       catalog, pipeline)
     todo = plan.added + plan.modified
+    previous = read_json(lay.index_dir / WATERMARK, {}) or {}
+    writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
+    if small_change(store, lay, settings, lance_dir, plan, scan_problems, writes):
+        from memflow.tasks.index.incremental import apply_plan
+
+        summary = apply_plan(store, lay, settings, plan, pipeline, started, total_chunks=True)
+        summary.skipped, summary.warnings = remember_problems(lay, plan, scan_problems, summary.skipped,
+                                                              summary.warnings)
+        write_watermark(lay, summary, writes)
+        return summary
     checked = bool(embed and settings.embedding_model and todo) and check_dimension(settings)
     if plan.changed:
         atomic_write_text(lay.index_dir / DIRTY, pipeline)
@@ -393,8 +414,6 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
         vectors = backfill_vectors(store, settings, checked)
     rebuilt = (plan.changed or vectors > 0 or keyword_stale(store, lay, settings)
                or snapshot_vectors_stale(lay, settings))
-    previous = read_json(lay.index_dir / WATERMARK, {}) or {}
-    writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
     if rebuilt:
         # Every write makes a LanceDB version: compact after a big change or every few runs,
         # not on each one-file edit (a compaction costs more than the edit).
@@ -413,6 +432,20 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
         skipped=skipped, warnings=warnings)
     write_watermark(lay, summary, writes)
     return summary
+
+
+SMALL_CHANGE = 256  # files changed in one run up to which the snapshot takes a delta segment
+
+
+def small_change(store: IndexStore, lay: Layout, settings: Settings, lance_dir, plan,
+                 scan_problems: dict[str, str], writes: int) -> bool:
+    """A run whose change the search snapshot can take as a delta segment (incremental.publish):
+    a few files changed in the live tables, every file read, no embedding model, the snapshot
+    current, and no LanceDB compaction due. The delta's size limit still makes a full build."""
+    return (bool(plan.changed) and bool(plan.unchanged) and lance_dir == lay.index_dir / LANCE
+            and not settings.embedding_model and not scan_problems
+            and len(plan.added) + len(plan.modified) + len(plan.deleted) <= SMALL_CHANGE
+            and writes < COMPACT_EVERY and not keyword_stale(store, lay, settings))
 
 
 def write_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,

@@ -5,8 +5,11 @@ Each packed block is a short header (`[path:Lx-Ly] heading path`), then the hit'
 match the query best (a line's score is the summed idf of the query terms it has; lines scoring
 at least `KEEP` of the hit's best line are kept, so a name every line repeats does not pull in
 every line), adjacent ones kept together, a gap shown as `…`. A line is never
-cut: a block takes the matching lines that fit, in order, and results are added in rank order
-until the budget is full. A hit with no matching line (a vector-only hit) gives its first lines.
+cut (a long message is indexed as pieces, each a line: `ground.transcript`): a block takes the
+matching lines that fit, in order, and results are added in rank order (`recall.sequence`: the
+context at a budget is held at every larger budget; a line too long for the room left waits
+while shorter lines of later hits go in). A hit with no matching line (a vector-only hit)
+gives its first lines.
 Lines keep their provenance links, so every packed line stays resolvable to its source. Every
 line shows its date: a digest line its own, any other the header's (the note's path, the
 session's heading, else the chunk's date added to it). A line the digest replaced is labelled
@@ -22,39 +25,49 @@ from datetime import date
 from functools import lru_cache
 
 from memflow.schemas.recall import SearchResult
-from memflow.tasks.ground.markdown import line_date, parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import line_date, line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.speakers import line_terms
+from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
+from memflow.tasks.recall.sequence import Sequence, Unit, next_rung
 from memflow.tasks.recall.timeline import newest_first, newest_lines
 
 GAP = "…"
 KEEP = 0.3
-_MIN_BLOCK_TOKENS = 12  # a header alone is not worth its tokens
 
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
     """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
     transcript = result.path.endswith(".jsonl")  # a session log's lines: `Speaker: text`
+    def said(line: str) -> str:  # a piece's place (`L45 part 2/5`) is no words of the message
+        return unmarked(unlabelled(line)) if transcript else unlabelled(line)
     return [sum(weights.get(t, 0.0)
-                for t in set(line_terms(searchable_text(unlabelled(line)), tokenizer, transcript)))
+                for t in set(line_terms(searchable_text(said(line)), tokenizer, transcript)))
             if _content(line) else 0.0 for line in result.text.split("\n")]
 
 
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
                    neighbours: int = 1, scores: list[float] | None = None) -> list[int]:
     """Offsets (in `result.text`) of the lines that match the query best (see KEEP) and up to
-    `neighbours` lines either side of each (the answer to a question is often the next turn);
-    the first lines when none matches; `scores`: `line_scores`, when known."""
+    `neighbours` lines either side of each (the answer to a question is often the next turn),
+    best first (a block shows them in file order); the first lines when none matches;
+    `scores`: `line_scores`, when known."""
     lines = result.text.split("\n")
     scores = line_scores(result, weights, tokenizer) if scores is None else scores
     best = max(scores, default=0.0)
     if best > 0:
-        keep = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
-        keep |= {j for i in keep for j in range(i - neighbours, i + neighbours + 1)
-                 if 0 <= j < len(lines) and _content(lines[j])}
-        # a replaced line comes after the current ones, so a tight budget drops it first
-        return sorted(keep, key=lambda i: (is_replaced(lines[i]), i))
+        matching = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
+        keep = matching | {j for i in matching for j in range(i - neighbours, i + neighbours + 1)
+                           if 0 <= j < len(lines) and _content(lines[j])}
+
+        def distance(j: int) -> int:
+            return min(abs(j - i) for i in matching)
+        # best first: the matching lines by score, then their neighbours, nearest first; code and
+        # logs in a long message after its words (a listing is long and rarely the answer), a
+        # replaced line after the current ones, so a tight budget drops them first
+        return sorted(keep, key=lambda i: (is_replaced(lines[i]), is_code(lines[i]), distance(i),
+                                           -scores[i], i))
     return [i for i, line in enumerate(lines) if _content(line)][:2]
 
 
@@ -65,23 +78,38 @@ def _content(line: str) -> bool:
 
 _TAIL_LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)\]\]\s*$")
 _SOURCE_RE = re.compile(r" <- \[\[([^\[\]#|]+)\]\]$")
+_FRAGMENT_RE = re.compile(r"^\[Part \d+/\d+ of L\d+\]$", re.MULTILINE)  # a piece of a long note line
 _SHORT_REF_RE = re.compile(r"#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)$")
 
 
 def line_number(result: SearchResult, offset: int) -> int:
     """The file line of `result.text`'s line `offset`: a chunk's text is its breadcrumb (and a
-    `[Part x/N]` marker) above the file's lines start..end, so it counts back from the end."""
-    return result.end_line - (result.text.count("\n") - offset)
+    `[Part x/N]` marker) above the file's lines start..end, so it counts back from the end; the
+    pieces of a long message (`assistant (L45 part 2/5): ...`) all stand for their log line."""
+    lines = result.text.split("\n")
+    if " part " not in result.text or not result.path.endswith(".jsonl"):
+        return result.end_line - (len(lines) - 1 - offset)
+    number = result.end_line + 1
+    for index in range(len(lines) - 1, offset - 1, -1):
+        piece = piece_of(lines[index])
+        number = piece[0] if piece else number - 1
+    return number
 
 
-def line_keys(result: SearchResult, offset: int) -> set[tuple[str, int]]:
-    """What a line says, as places: its own (path, line) and the lines its provenance link
-    cites. A line whose places were all shown already says nothing new."""
-    keys = {(result.path, line_number(result, offset))}
-    tail = _TAIL_LINK_RE.search(result.text.split("\n")[offset])
-    if tail:
-        keys |= {(tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)}
-    return keys
+def unit_of(result: SearchResult, offset: int) -> Unit:
+    """Line `offset` of a hit as packing weighs it (`sequence.Unit`): a whole file line has a
+    place, a piece of a message or of a long note line does not (its other pieces say other
+    things); a note line's words are what a turn it cites must be inside to be left out."""
+    line = result.text.split("\n")[offset]
+    number = line_number(result, offset)
+    turn = result.path.endswith(".jsonl")
+    whole = piece_of(line) is None if turn else _FRAGMENT_RE.search(result.text) is None
+    tail = _TAIL_LINK_RE.search(line)
+    cites = frozenset((tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)) \
+        if tail else frozenset()
+    said = line_text(unmarked(line) if turn else unlabelled(line)).lower()
+    return Unit(offset, (result.path, number, line), (result.path, number) if whole else None,
+                cites, said, turn, turn and is_code(line))
 
 
 def block(result: SearchResult, offsets: list[int]) -> str:
@@ -129,9 +157,10 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
            tokenizer: str = "bigram", neighbours: int = 1,
            window: tuple[date, date] | None = None) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
-    lines) sum to at most the budget; `weights`: query token -> idf (`term_weights`). A line
-    already said above (the same transcript turn, the daily line a digest fact cites, the turn
-    a note line quotes) is not shown twice. Each hit's lines are chosen and each text counted
+    lines) sum to at most the budget, and what a budget packs every larger budget packs too
+    (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
+    (the same line, the daily line a digest fact cites, a turn a note line holds all the text
+    of) is not shown twice; a turn a note line only quotes in part is shown in its own words. Each hit's lines are chosen and each text counted
     once however many budgets are packed. The blocks chosen are then ordered newest first where
     their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
     pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window)
@@ -141,7 +170,13 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
 def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
                tokenizer: str = "bigram", neighbours: int = 1,
                window: tuple[date, date] | None = None) -> Callable[[int], list[tuple[int, str]]]:
-    """`packer`, each block with the index of the hit it shows."""
+    """`packer`, each block with the index of the hit it shows.
+
+    The context at a budget is the longest prefix of one sequence of lines that fits, so what
+    is packed at a budget is packed at every larger one. The sequence does not depend on the
+    budget: it is the lines a greedy packer in rank order adds at each rung of a doubling
+    ladder (`RUNGS`), each rung starting from the lines of the one below; a line too long for
+    a rung waits for the next instead of holding back the shorter lines of the hits after it."""
     count = lru_cache(maxsize=None)(count)
     asked = {t for t, w in weights.items() if w > 0}
 
@@ -150,16 +185,16 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         return line_scores(results[i], weights, tokenizer)
 
     @lru_cache(maxsize=None)
-    def offsets_of(i: int) -> list[tuple[int, frozenset]]:
-        return [(o, frozenset(line_keys(results[i], o)))
-                for o in matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))]
+    def units_of(i: int) -> list[Unit]:
+        offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
+        return [unit_of(results[i], o) for o in offsets]
 
     @lru_cache(maxsize=None)
     def place_of(i: int) -> dict[int, int]:
         """Where each chosen line is shown: the lines are chosen in rank order (so what fits
         does not depend on dates), then shown newest first where they answer one question
         (only lines with query terms can; a hit with one of them keeps its order)."""
-        offsets = [o for o, _ in offsets_of(i)]
+        offsets = sorted(u.offset for u in units_of(i))  # shown in file order
         lines = results[i].text.split("\n")
         asking = [lines[o] if scores_of(i)[o] > 0 else "" for o in offsets]
         if sum(map(bool, asking)) < 2:
@@ -167,28 +202,22 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         order = newest_lines(asking, results[i].date, tokenizer, window, asked)
         return {offsets[k]: n for n, k in enumerate(order)}
 
+    sequence = Sequence(len(results))
+
+    @lru_cache(maxsize=None)
+    def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:
+        text = block(results[i], sorted(chosen, key=place_of(i).__getitem__))
+        return text, count(text)
+
     def pack_into(budget: int) -> list[tuple[int, str]]:
-        packed: list[tuple[int, str]] = []
-        used = 0
-        shown: set[tuple[str, int]] = set()
-        for i, result in enumerate(results):
-            chosen: list[int] = []
-            text = ""
-            fresh = [(o, keys) for o, keys in offsets_of(i) if not keys & shown]
-            for offset, _keys in fresh:  # whole lines, in order, while they fit
-                candidate = block(result, sorted([*chosen, offset], key=place_of(i).__getitem__))
-                size = count(candidate) + (1 if packed else 0)
-                if used + size > budget:
-                    break
-                chosen.append(offset)
-                text = candidate
-            if not chosen:  # not even its first line fits: a later, shorter hit may
-                if budget - used < _MIN_BLOCK_TOKENS:
-                    break
-                continue
-            used += count(text) + (1 if packed else 0)
-            packed.append((i, text))
-            shown.update(key for o, keys in fresh if o in chosen for key in keys)
+        while sequence.rung < budget:
+            sequence.extend(next_rung(sequence.rung), units_of, step)
+        texts: dict[int, str] = {}
+        for i, text, total in sequence.steps:
+            if total > budget:
+                break
+            texts[i] = text
+        packed = sorted(texts.items())  # rank order
         order = newest_first([text for _, text in packed], tokenizer, window, asked)
         # a block that answers with a replaced value follows every block that does not, so the
         # context states current values first (what fits was decided above, in rank order)

@@ -40,7 +40,8 @@ import pyarrow.compute as pc
 
 from memflow.tasks.stores import rowmaps
 from memflow.tasks.stores.files import atomic_write_text
-from memflow.tasks.stores.postings import B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts  # noqa: F401
+from memflow.tasks.stores.postings import (  # noqa: F401
+    B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts, save_postings)
 
 # Row i of docs.arrow is BM25 document i: filter columns plus what a result shows, so a keyword
 # search reads a memory-mapped Arrow file and never queries the tables.
@@ -187,18 +188,19 @@ def bm25_retriever(terms: pa.Array | pa.ChunkedArray, parts=None):
     return retriever
 
 
-def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray, meta: dict,
+def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray | None, meta: dict,
           links: pa.Table, files: pa.Table,
-          vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None) -> Path:
+          vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None,
+          parts: tuple | None = None) -> Path:
     """Build and swap in a new generation (a main segment); older generations are removed.
     `vectors` (one row per document, any scale) and `has_vector` come with
-    `meta["vectors"] = {"model", "dims"}`."""
+    `meta["vectors"] = {"model", "dims"}`. `parts`: `bm25_parts(terms)` made already (then
+    `terms` may be None)."""
     gen = new_generation(folder)
-    parts = bm25_parts(terms)
+    if parts is None and terms is not None:
+        parts = bm25_parts(terms)
     if parts is not None:
-        bm25_retriever(terms, parts).save(str(gen / "bm25"), show_progress=False)
-        np.save(gen / "bm25" / "tf.npy", parts[2])
-        np.save(gen / "bm25" / "lengths.npy", parts[3])
+        save_postings(gen / "bm25", parts)
     _write_arrow(gen / "docs.arrow", docs.select(DOC_COLUMNS))
     _write_arrow(gen / "links.arrow", links.select(LINK_COLUMNS))
     _write_arrow(gen / "files.arrow", files.select(FILE_COLUMNS))

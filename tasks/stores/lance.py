@@ -45,9 +45,36 @@ def _lancedb():
 
             shell.__getattr__ = first_use
             sys.modules[_REST_CLIENT] = shell
-    import lancedb
+    if "lancedb" in sys.modules or sys.version_info >= (3, 12) or "overrides" in sys.modules:
+        import lancedb
 
+        return lancedb
+    # Before Python 3.12 lancedb decorates its connection classes with the `overrides` package,
+    # which disassembles each class body's caller at import (~0.3 s) only to check that the
+    # marked methods exist on a base class; from 3.12 on lancedb uses `typing.override`, a bare
+    # marker, and a plain base class. It is given those here while it imports.
+    sys.modules["overrides"] = _markers()
+    try:
+        import lancedb
+    finally:
+        del sys.modules["overrides"]
     return lancedb
+
+
+def _markers():
+    """A stand-in for the `overrides` package with what lancedb takes from it on 3.12."""
+    import types
+
+    def override(method):
+        method.__override__ = True
+        return method
+
+    class EnforceOverrides:
+        pass
+
+    module = types.ModuleType("overrides")
+    module.override, module.EnforceOverrides = override, EnforceOverrides
+    return module
 
 
 def _quote(value: str) -> str:
@@ -171,7 +198,7 @@ class IndexStore:
         then the links."""
         if not self.append_only:
             self.delete_paths(paths)
-        self.chunks.add(pa.RecordBatchReader.from_batches(CHUNKS, chunks))
+        self.chunks.add(pa.RecordBatchReader.from_batches(CHUNKS, chunks), write_parallelism=1)
         if links:
             self.links.add(pa.Table.from_pylist(links, schema=LINKS))
 

@@ -1,0 +1,117 @@
+"""Budgets are monotone (issue #28): what the packed context holds at a budget it holds at every
+larger one, over generated ranked lists (long and short lines, transcripts and notes citing
+them) and, when the LoCoMo dev split is present, over its questions at 250 -> ... -> 4000."""
+
+import json
+import os
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from memflow import api
+from memflow.schemas.recall import SearchResult
+from memflow.tasks.ground.tokens import count_tokens
+from memflow.tasks.recall import expand, hit_packer, packer, search, term_weights
+
+SEEDS = [int(x) for x in os.environ.get("MEMFLOW_SEEDS", "3,17,29,61").split(",")]
+DEV = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo-dev.json"
+BUDGETS = [250, 500, 1000, 2000, 4000]
+SYLLABLES = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "vu", "ze", "qua", "dri", "sho", "ple"]
+
+
+def word(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
+def generated_hits(rng: random.Random) -> tuple[list[SearchResult], dict[str, float]]:
+    """Session windows (some lines very long) and daily notes whose lines cite them, ranked."""
+    vocab = [word(rng) for _ in range(300)]
+    asked = rng.sample(vocab, 4)
+    weights = {w: rng.uniform(0.5, 3.0) for w in asked}
+    hits = []
+    for n in range(rng.randint(8, 30)):
+        lines, session = [], f"session/dialog/s{n % 5}.jsonl"
+        for _ in range(rng.randint(1, 8)):
+            size = rng.choice([6, 12, 30, 120, 300])  # words: a long reply blocks a greedy prefix
+            words = [rng.choice(asked) if rng.random() < 0.15 else rng.choice(vocab) for _ in range(size)]
+            lines.append(f"{rng.choice(['user', 'assistant'])}: {' '.join(words)}")
+        if rng.random() < 0.5:
+            start = rng.randint(1, 40)
+            text = "\n".join([f"# Session s{n % 5}, 2026-03-0{1 + n % 9}", *lines])
+            hits.append(SearchResult(id=str(n), path=session, start_line=start,
+                                     end_line=start + len(lines) - 1, text=text, score=1 / (n + 1)))
+        else:
+            facts = [f"- {line} [[{session}#L{rng.randint(1, 40)}]]" for line in lines]
+            text = "\n".join(["## Facts", *facts])
+            hits.append(SearchResult(id=str(n), path=f"daily/2026-03-0{1 + n % 9}/note-{n}.md",
+                                     start_line=5, end_line=4 + len(facts), text=text, score=1 / (n + 1)))
+    return hits, weights
+
+
+def shown_lines(blocks: list[str]) -> set[str]:
+    return {line for b in blocks for line in b.split("\n")[1:] if line != "…"}
+
+
+def test_greedy_with_skip_is_not_monotone_but_the_packer_is():
+    # a=300, b=100, c=100 tokens: greedy-with-skip packs {b, c} at 200 and {a} at 300
+    text = {name: f"user: {' '.join([name * 3] * size)}" for name, size in (("a", 145), ("b", 45), ("c", 45))}
+    hits = [SearchResult(id=k, path=f"session/dialog/{k}.jsonl", start_line=1, end_line=1,
+                         text=f"# Session {k}\n{t}", score=1.0) for k, t in text.items()]
+    pack = packer(hits, {}, count_tokens)
+    before = set()
+    for budget in range(20, 900, 10):
+        now = shown_lines(pack(budget))
+        assert before <= now, budget
+        assert count_tokens("\n\n".join(pack(budget))) <= budget
+        before = now
+    assert shown_lines(pack(250)) == {text["b"], text["c"]}  # the long one does not block the short
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_what_a_budget_packs_every_larger_budget_packs(seed):
+    rng = random.Random(seed)
+    for _ in range(20):
+        hits, weights = generated_hits(rng)
+        pack = hit_packer(hits, weights, count_tokens, neighbours=rng.randint(0, 2))
+        budgets = sorted(rng.sample(range(40, 6000), 8))
+        before: set = set()
+        for budget in budgets:
+            packed = pack(budget)
+            assert sum(count_tokens(t) for _, t in packed) + max(len(packed) - 1, 0) <= budget
+            now = {(i, line) for i, t in packed for line in t.split("\n")[1:] if line != "…"}
+            assert before <= now, (seed, budget)
+            before = now
+
+
+@pytest.fixture(scope="module")
+def locomo_workspace(tmp_path_factory):
+    if not DEV.exists():
+        pytest.skip(f"LoCoMo dev split not present at {DEV}")
+    from memflow.tasks.evaluate.locomo import session_messages, session_numbers
+
+    sample = json.loads(DEV.read_text())[0]
+    ws = tmp_path_factory.mktemp("monotone") / "ws"
+    api.init(ws)
+    for n in session_numbers(sample["conversation"]):
+        api.capture(session_messages(sample, n), f"s{n}", ws)
+    api.index(ws)
+    return ws, sample
+
+
+def test_every_locomo_question_keeps_its_context_as_the_budget_grows(locomo_workspace):
+    ws, sample = locomo_workspace
+    settings = api.settings_for(ws)
+    for q in sample["qa"]:
+        results = search(settings, q["question"], limit=100, link_limit=0, with_watermark=False).results
+        pack = packer(results, term_weights(settings, q["question"]), count_tokens,
+                      settings.keyword_tokenizer, settings.pack_neighbours)
+        before: set = set()
+        for budget in BUDGETS:
+            blocks = pack(budget)
+            assert count_tokens("\n\n".join(blocks)) <= budget
+            now = {(re.match(r"\[(.+?):", b).group(1), line)
+                   for b in blocks for line in expand(b).split("\n")[1:] if line != "…"}
+            assert before <= now, (q["question"], budget, sorted(before - now)[:3])
+            before = now
