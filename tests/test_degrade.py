@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 from test_recall import build_corpus
 
 from memflow.tasks.index import vectors
-from memflow.tasks.index.indexing import run_index, run_reindex
+from memflow.tasks.index import run_index, run_reindex
 from memflow.tasks.index.vectors import EmbeddingDimensionError
 from memflow.tasks.recall.hybrid import search
 from memflow.tasks.stores import keyword

@@ -21,7 +21,7 @@ from memflow.tasks.dream import digest
 from memflow.tasks.dream.dream_runs import RollbackConflict, list_runs, rollback
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
 from memflow.tasks.dream.nightly import catalog_path, proactive, run_dream
-from memflow.tasks.index.indexing import run_index
+from memflow.tasks.index import run_index
 
 
 def say(day, sid, *texts):

@@ -14,7 +14,7 @@ import pytest
 
 from memflow.schemas.settings import load_settings
 from memflow.tasks.ground.workspace import init_workspace, layout
-from memflow.tasks.index import index_paths, indexing
+from memflow.tasks.index import index_paths, indexing, run_index
 from memflow.tasks.stores import keyword
 
 SEEDS = [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "1,2,3").split(",")]
@@ -62,7 +62,7 @@ def test_scores_after_index_paths_equal_a_reindex(settings, lay, tmp_path, seed)
     for path in present:
         (lay.root / path).parent.mkdir(parents=True, exist_ok=True)
         (lay.root / path).write_text(note(rng, vocab, names), encoding="utf-8")
-    indexing.run_index(settings)
+    run_index(settings)
     deltas = 0
     for step in range(8):
         changed = rng.sample(names, rng.randint(1, 3))
@@ -101,7 +101,7 @@ def test_index_paths_drops_a_deleted_file_and_finds_a_new_one(settings, lay):
     (lay.root / "daily/2026-01-01").mkdir(parents=True)
     for n in range(5):
         (lay.root / f"daily/2026-01-01/n{n}.md").write_text(f"# Note {n}\n\n- plain words {n}\n", encoding="utf-8")
-    indexing.run_index(settings)
+    run_index(settings)
     (lay.root / "daily/2026-01-01/n1.md").unlink()
     (lay.root / "daily/2026-01-01/new.md").write_text("# New\n\n- zyxwvut appears\n", encoding="utf-8")
     summary = index_paths(settings, ["daily/2026-01-01/n1.md", "daily/2026-01-01/new.md"])
@@ -129,7 +129,7 @@ def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_
     (lay.root / "digest/wiki/home.md").write_text(
         "# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
         f"  - until 2026-06-09: I live in Berlin. [[{daily}#L{line}]]\n", encoding="utf-8")
-    indexing.run_index(settings)
+    run_index(settings)
     log = lay.root / "session/dialog/s1.jsonl"
     log.write_text(log.read_text() + '{"role": "assistant", "timestamp": "2026-06-01T09:01:00Z", '
                    '"content": "Noted, Berlin and two cats."}\n', encoding="utf-8")

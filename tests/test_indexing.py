@@ -9,7 +9,7 @@ from helpers import run_cli
 from memflow.tasks.ground.fileops import write_file
 from memflow.tasks.ground.lock import workspace_lock
 from memflow.tasks.ground.tokenize import tokenize
-from memflow.tasks.index.indexing import keyword_dir, run_index, run_reindex
+from memflow.tasks.index import keyword_dir, run_index, run_reindex
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.lance import IndexStore
 
@@ -172,7 +172,7 @@ def test_cli_index_reports_modified_and_second_writer_gets_75(settings, lay):
 KILLER = """
 import os, signal, sys
 from memflow.schemas.settings import load_settings
-from memflow.tasks.index import indexing
+from memflow.tasks.index import indexing, run_index
 from memflow.tasks.stores.lance import IndexStore
 indexing.BATCH = 2
 real = IndexStore.put_files
@@ -183,7 +183,7 @@ def put_files(self, rows):
         os.kill(os.getpid(), signal.SIGKILL)
     real(self, rows)
 IndexStore.put_files = put_files
-indexing.run_index(load_settings(sys.argv[1]))
+run_index(load_settings(sys.argv[1]))
 """
 
 

@@ -9,7 +9,7 @@ from memflow.schemas.recall import Filters
 from memflow.tasks.capture.dayindex import refresh_day_index
 from memflow.tasks.ground.fileops import write_file
 from memflow.tasks.ground.tokenize import query_tokens
-from memflow.tasks.index.indexing import run_index
+from memflow.tasks.index import run_index
 from memflow.tasks.recall.hybrid import search
 
 DISTRACTORS = [

@@ -3,7 +3,7 @@
 import pytest
 
 from memflow.tasks.evaluate.regression_data import generate, write_notes
-from memflow.tasks.index.indexing import run_index
+from memflow.tasks.index import run_index
 from memflow.tasks.recall.hybrid import search
 
 

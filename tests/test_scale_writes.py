@@ -9,7 +9,7 @@ import string
 import pytest
 
 from memflow.tasks.index import indexing
-from memflow.tasks.index.indexing import keyword_dir, run_index, run_reindex
+from memflow.tasks.index import keyword_dir, run_index, run_reindex
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.lance import KEYS, IndexStore
 

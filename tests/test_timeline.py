@@ -80,7 +80,7 @@ def test_relative_time_resolves_in_the_workspace_timezone():
 
 def test_a_question_naming_a_time_ranks_what_is_dated_then_first(settings, lay):
     from memflow.tasks.capture.conversation import auto_memory
-    from memflow.tasks.index.indexing import run_index
+    from memflow.tasks.index import run_index
 
     today = today_in(settings.timezone)
     for back, food in ((1, "ramen"), (9, "pizza"), (30, "tacos")):

@@ -8,7 +8,7 @@ from test_recall import build_corpus
 from memflow.api import auto_memory_search
 from memflow.schemas.recall import Filters
 from memflow.tasks.ground.llm import chat
-from memflow.tasks.index.indexing import run_index
+from memflow.tasks.index import run_index
 from memflow.tasks.index.vectors import EmbeddingHealthError, embedding_input
 from memflow.tasks.recall.hybrid import open_index, search, vector_branch
 from memflow.tasks.recall.presenting import MEMORY_SEARCH_TOOL

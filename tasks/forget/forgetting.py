@@ -286,7 +286,7 @@ def _refresh_days(lay: Layout, rels: list[str] | None) -> None:
 def _rebuild_index(settings: Settings, lay: Layout, store: IndexStore, embedded_before: set[str]) -> None:
     """The changed files' index rows are replaced; no old LanceDB version, keyword generation or
     cached vector of a forgotten text is kept."""
-    run_index(settings)
+    run_index(settings, delta=False)  # a delta would keep its main segment, which holds the text
     store.compact(keep_seconds=0)  # deleted rows leave the fragments (an index built now lacks them)
     store.rebuild_key_indexes()
     store.compact(keep_seconds=0)  # and the old key index files go

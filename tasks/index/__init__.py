@@ -11,7 +11,7 @@ model cannot be used). For imports: `chunk_embedding_keys` (each chunk's lines a
 the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, by hash) and `link_kinds` (links per kind).
 """
 
-from memflow.tasks.index.incremental import index_paths
+from memflow.tasks.index.incremental import index_paths, run_index
 from memflow.tasks.index.indexing import (
     chunk_embedding_keys,
     drop_old_snapshots,
@@ -19,7 +19,6 @@ from memflow.tasks.index.indexing import (
     keyword_dir,
     link_kinds,
     reindex_pending,
-    run_index,
     run_reindex,
     watermark,
 )

@@ -8,7 +8,9 @@ digest's history lines) before or after, or is a file they mark (superseded line
 files' rows); when the snapshot is missing or stale; or when an embedding model is on (vectors
 are then embedded and joined by the full build). Scores equal a full rebuild's either way (tests/test_index_paths.py).
 
-`memflow index` keeps scanning the workspace and compacting; the watermark keeps the time of
+`run_index(settings)` (what `memflow index` and every stage call) scans the workspace, plans,
+and takes the same delta path for a small change; it makes a full build (and compacts the
+tables every few runs) otherwise. It keeps scanning the workspace and compacting; the watermark keeps the time of
 that last scan and, beside it, the files indexed by name since (`indexed_paths`: path ->
 mtime_ns), so a file indexed here is not reported as changed while files changed by others
 still are. The caller holds the workspace lock.
@@ -17,8 +19,10 @@ still are. The caller holds the workspace lock.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +39,8 @@ from memflow.tasks.stores import keyword, rowmaps, segments
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
 from memflow.tasks.stores.lance import IndexStore
 
+log = logging.getLogger("memflow.index")
+Progress = indexing.Progress
 MAX_NAMED = 256  # more files than this in one call: a workspace scan is as cheap
 
 
@@ -61,6 +67,28 @@ def _disk(lay: Layout, settings: Settings, rels: list[str], catalog: dict, pipel
     return disk
 
 
+def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,
+              embed: bool = True, delta: bool = True) -> IndexSummary:
+    """Incremental index of a workspace; returns counts. The caller holds the workspace lock.
+    A reindex that was interrupted is completed first (it is what the index then is). A few
+    changed files go into the search snapshot as a delta segment (`apply_plan`), more as a
+    full build (`indexing.full_run`); `delta=False` always makes the full build (`forget`: no
+    main segment under a delta may keep a forgotten text)."""
+    lay = layout(settings)
+    if indexing.reindex_pending(lay):
+        log.warning("an interrupted reindex is completed first")
+        return indexing.run_reindex(settings, progress_factory)
+    lance_dir = lay.index_dir / indexing.LANCE
+    run = indexing.prepare_run(settings, lay, lance_dir)
+    if not (delta and indexing.small_change(lay, settings, lance_dir, run)):
+        return indexing.full_run(settings, lay, run, progress_factory, embed)
+    summary = apply_plan(run.store, lay, settings, run.plan, run.pipeline, run.started, total_chunks=True)
+    summary.skipped, summary.warnings = indexing.remember_problems(lay, run.plan, run.scan_problems,
+                                                                   summary.skipped, summary.warnings)
+    indexing.write_watermark(lay, summary, run.writes)
+    return summary
+
+
 def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     """Index the named workspace-relative files (gone ones are dropped); returns counts.
     Paths the index does not cover are ignored. Falls back to `run_index` (a workspace scan)
@@ -72,12 +100,12 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     store = IndexStore(lay.index_dir / indexing.LANCE)
     if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(store, lay, settings)
             or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
-        return indexing.run_index(settings)
+        return run_index(settings)
     pipeline = indexing.pipeline_version(settings)
     catalog = store.catalog_of(rels)
     disk = _disk(lay, settings, rels, catalog, pipeline)
     if disk is None:
-        return indexing.run_index(settings)
+        return run_index(settings)
     plan = plan_index(disk, catalog, pipeline)
     summary = apply_plan(store, lay, settings, plan, pipeline, started)
     note_problems(lay, plan, summary.skipped, summary.warnings)

@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -38,7 +39,7 @@ from memflow.tasks.ground.workspace import (
 )
 from memflow.tasks.index import chunking
 from memflow.tasks.index.bounds import bound_rows, cut_warning
-from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
+from memflow.tasks.index.planning import DiskFile, IndexPlan, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.vectors import (
     check_dimension,
@@ -368,18 +369,20 @@ def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
     return (lay.index_dir / DIRTY).exists() or meta is None or meta.get("format") != keyword.SNAPSHOT_FORMAT
 
 
-def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | None = None,
-              embed: bool = True) -> IndexSummary:
-    """Incremental index of a workspace; returns counts. The caller holds the workspace lock.
-    A reindex that was interrupted is completed first (it is what the index then is)."""
-    lay = layout(settings)
-    if reindex_pending(lay):
-        log.warning("an interrupted reindex is completed first")
-        return run_reindex(settings, progress_factory)
-    return _index(settings, lay, lay.index_dir / LANCE, progress_factory, embed)
+@dataclass
+class IndexRun:
+    """What an index run found before it writes: the tables' store, the pipeline version, the
+    plan, the files the scan could not read, and the writes since the last compaction."""
+    store: IndexStore
+    pipeline: str
+    plan: IndexPlan
+    scan_problems: dict[str, str]
+    writes: int
+    started: float
 
 
-def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: bool) -> IndexSummary:
+def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
+    """Scan the workspace against the tables in `lance_dir` and plan the run (nothing written)."""
     started = time.perf_counter()
     lean_allocators()
     store = IndexStore(lance_dir)
@@ -388,17 +391,15 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     scan_problems: dict[str, str] = {}
     plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes, scan_problems),
                       catalog, pipeline)
-    todo = plan.added + plan.modified
     previous = read_json(lay.index_dir / WATERMARK, {}) or {}
     writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
-    if small_change(store, lay, settings, lance_dir, plan, scan_problems, writes):
-        from memflow.tasks.index.incremental import apply_plan
+    return IndexRun(store, pipeline, plan, scan_problems, writes, started)
 
-        summary = apply_plan(store, lay, settings, plan, pipeline, started, total_chunks=True)
-        summary.skipped, summary.warnings = remember_problems(lay, plan, scan_problems, summary.skipped,
-                                                              summary.warnings)
-        write_watermark(lay, summary, writes)
-        return summary
+
+def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
+    """Carry out a planned run with full table writes and a rebuilt search snapshot."""
+    store, plan, pipeline, writes = run.store, run.plan, run.pipeline, run.writes
+    todo = plan.added + plan.modified
     checked = bool(embed and settings.embedding_model and todo) and check_dimension(settings)
     if plan.changed:
         atomic_write_text(lay.index_dir / DIRTY, pipeline)
@@ -406,7 +407,7 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
     written, fresh = write_plan(store, lay, settings, plan, pipeline, progress, skipped, warnings)
-    skipped, warnings = remember_problems(lay, plan, scan_problems, skipped, warnings)
+    skipped, warnings = remember_problems(lay, plan, run.scan_problems, skipped, warnings)
     vectors = 0
     if embed and settings.embedding_model:
         from memflow.tasks.index.vectors import backfill_vectors
@@ -428,7 +429,7 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
     summary = IndexSummary(
         added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
         unchanged=len(plan.unchanged), chunks=written, total_chunks=store.count_chunks(),
-        vectors=vectors, keyword_rebuilt=rebuilt, seconds=time.perf_counter() - started,
+        vectors=vectors, keyword_rebuilt=rebuilt, seconds=time.perf_counter() - run.started,
         skipped=skipped, warnings=warnings)
     write_watermark(lay, summary, writes)
     return summary
@@ -437,15 +438,15 @@ def _index(settings: Settings, lay: Layout, lance_dir, progress_factory, embed: 
 SMALL_CHANGE = 256  # files changed in one run up to which the snapshot takes a delta segment
 
 
-def small_change(store: IndexStore, lay: Layout, settings: Settings, lance_dir, plan,
-                 scan_problems: dict[str, str], writes: int) -> bool:
+def small_change(lay: Layout, settings: Settings, lance_dir, run: IndexRun) -> bool:
     """A run whose change the search snapshot can take as a delta segment (incremental.publish):
     a few files changed in the live tables, every file read, no embedding model, the snapshot
     current, and no LanceDB compaction due. The delta's size limit still makes a full build."""
+    plan = run.plan
     return (bool(plan.changed) and bool(plan.unchanged) and lance_dir == lay.index_dir / LANCE
-            and not settings.embedding_model and not scan_problems
+            and not settings.embedding_model and not run.scan_problems
             and len(plan.added) + len(plan.modified) + len(plan.deleted) <= SMALL_CHANGE
-            and writes < COMPACT_EVERY and not keyword_stale(store, lay, settings))
+            and run.writes < COMPACT_EVERY and not keyword_stale(run.store, lay, settings))
 
 
 def write_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
@@ -529,7 +530,7 @@ def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
     (lay.index_dir / PROBLEMS).unlink(missing_ok=True)
     if settings.embedding_model:
         forget_dimension(settings)  # learnt again: a model whose dimension changed is embedded anew
-    summary = _index(settings, lay, building, progress_factory, embed=True)
+    summary = full_run(settings, lay, prepare_run(settings, lay, building), progress_factory, embed=True)
     if not summary.keyword_rebuilt:  # an empty workspace: still publish the (empty) snapshot
         rebuild_keyword(IndexStore(building), lay, settings)
     if current.exists():
@@ -590,5 +591,5 @@ def watermark(lay: Layout, walk: bool = False) -> dict:
             "files": mark["files"], "chunks": mark["chunks"], "checked": "every indexed file"}
 
 
-__all__ = ["run_index", "run_reindex", "pipeline_version", "watermark", "index_problems",
+__all__ = ["prepare_run", "full_run", "run_reindex", "pipeline_version", "watermark", "index_problems",
            "reindex_pending"]
