@@ -8,6 +8,7 @@ A model is a litellm model string; empty means offline. Secrets can stay in the 
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -143,7 +144,40 @@ class Settings(BaseSettings):
 
 
 def load_settings(workspace: str | Path | None = None, **overrides: object) -> Settings:
-    """Settings for a workspace: toml file < environment < explicit overrides."""
+    """Settings for a workspace: toml file < environment < explicit overrides. A workspace read
+    before with the same environment and the same `memflow.toml` is served from memory
+    (building Settings reads the environment through pydantic-settings: ~2 ms, most of a
+    search); the caller gets its own copy."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("MEMFLOW_")))
+    try:
+        key = (None if workspace is None else str(workspace), os.getcwd(), env, tuple(sorted(overrides.items())))
+        hash(key)
+    except (TypeError, FileNotFoundError):  # an unhashable override, a removed working folder
+        return _load_settings(workspace, **overrides)
+    cached = _LOADED.get(key)
+    if cached is not None and _stamp(cached[1]) == cached[2]:
+        return cached[0].model_copy()
+    settings = _load_settings(workspace, **overrides)
+    toml = settings.workspace / CONFIG_FILE
+    if len(_LOADED) >= 64:
+        _LOADED.clear()
+    _LOADED[key] = (settings, toml, _stamp(toml))
+    return settings.model_copy()
+
+
+_LOADED: dict[tuple, tuple[Settings, Path, bytes | None]] = {}
+
+
+def _stamp(path: Path) -> bytes | None:
+    """What a cached entry was built from: the file's bytes (a small read; a stat can miss an
+    edit of the same size within the clock's tick)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _load_settings(workspace: str | Path | None = None, **overrides: object) -> Settings:
     from_env = Settings()
     env_values = from_env.model_dump(include=from_env.model_fields_set)
     root = Path(workspace if workspace is not None else env_values.get("workspace", ".")).expanduser()

@@ -88,3 +88,23 @@ def test_packed_context_holds_more_evidence_than_whole_chunks(workspace):
     # each note line keeps its anchor into the log; a transcript block is the log's own lines
     assert all("#L" in block or block.startswith("[session/dialog/") for block in packed)
     assert any(block.startswith("[session/dialog/") for block in packed)
+
+
+@pytest.mark.parametrize("seed", [4, 23, 71])
+def test_a_block_costs_the_sum_of_its_lines(seed):
+    """Packing counts a block from its lines, each counted once (with its line end): that is
+    exactly cl100k's count of the block, whatever the lines end or start with (a line of
+    spaces only, which no block has, can only make the sum larger: never a budget overrun)."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyz" * 3 + "ÄéßøЖж记忆文件日志" + "0123456789" + " .,;:!?-_()[]{}#`'\"/\\|*…⏎\t"
+    for _ in range(300):
+        lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))).strip("\n")
+                 for _ in range(rng.randint(1, 8))]
+        text = "\n".join(lines)
+        total = sum(count_tokens(line + "\n") for line in lines[:-1]) + count_tokens(lines[-1])
+        if all(line.strip() for line in lines):
+            assert total == count_tokens(text), repr(text)
+        else:
+            assert total >= count_tokens(text), repr(text)

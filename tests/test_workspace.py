@@ -82,6 +82,34 @@ def test_settings_from_toml_env_and_overrides(tmp_path, monkeypatch):
     assert load_settings(tmp_path, chunk_bytes=1000).chunk_bytes == 1000
 
 
+def test_settings_served_from_memory_follow_every_change(tmp_path, monkeypatch):
+    """Settings are remembered per workspace (a search pays no env parsing), yet an edited
+    memflow.toml, a new one, an environment variable or a new working folder is seen at once,
+    and a caller's changes to its copy reach nobody else."""
+    first = load_settings(tmp_path)
+    assert first.chunk_bytes == 1000
+    first.chunk_bytes = 3000
+    assert load_settings(tmp_path).chunk_bytes == 1000  # each call gets its own copy
+    (tmp_path / "memflow.toml").write_text("chunk_bytes = 1500\n")
+    assert load_settings(tmp_path).chunk_bytes == 1500
+    (tmp_path / "memflow.toml").write_text("chunk_bytes = 1700\n")  # same size, same second
+    assert load_settings(tmp_path).chunk_bytes == 1700
+    monkeypatch.setenv("MEMFLOW_CHUNK_BYTES", "1800")
+    assert load_settings(tmp_path).chunk_bytes == 1800
+    monkeypatch.delenv("MEMFLOW_CHUNK_BYTES")
+    (tmp_path / "memflow.toml").unlink()
+    assert load_settings(tmp_path).chunk_bytes == 1000
+    other = tmp_path / "sub"
+    other.mkdir()
+    (other / "ws").mkdir()
+    (other / "ws" / "memflow.toml").write_text('timezone = "Asia/Tokyo"\n')
+    (tmp_path / "ws").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_settings("ws").workspace == (tmp_path / "ws").resolve()
+    monkeypatch.chdir(other)
+    assert load_settings("ws").timezone == "Asia/Tokyo"  # a relative path, another folder
+
+
 def test_settings_reject_unsafe_layer_names(tmp_path):
     with pytest.raises(ValueError):
         load_settings(tmp_path, daily_dir="../x")

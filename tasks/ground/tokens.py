@@ -27,6 +27,12 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
+@lru_cache(maxsize=1 << 16)
+def count_line_tokens(text: str) -> int:
+    """`count_tokens`, remembered: packing counts the same candidate lines on every search."""
+    return count_tokens(text)
+
+
 def truncate_tokens(text: str, budget: int) -> str:
     """The longest prefix of `text` that fits `budget` tokens."""
     ids = _encoding().encode(text, disallowed_special=())

@@ -40,11 +40,16 @@ KEEP = 0.3
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
     """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
     transcript = result.path.endswith(".jsonl")  # a session log's lines: `Speaker: text`
-    def said(line: str) -> str:  # a piece's place (`L45 part 2/5`) is no words of the message
-        return unmarked(unlabelled(line)) if transcript else unlabelled(line)
-    return [sum(weights.get(t, 0.0)
-                for t in set(line_terms(searchable_text(said(line)), tokenizer, transcript)))
+    return [sum(weights.get(t, 0.0) for t in _terms(line, tokenizer, transcript))
             if _content(line) else 0.0 for line in result.text.split("\n")]
+
+
+@lru_cache(maxsize=1 << 16)
+def _terms(line: str, tokenizer: str, transcript: bool) -> frozenset[str]:
+    """A line's search terms (a piece's place, `L45 part 2/5`, is no words of the message),
+    kept across searches: a resident process meets the same candidate lines again and again."""
+    said = unmarked(unlabelled(line)) if transcript else unlabelled(line)
+    return frozenset(line_terms(searchable_text(said), tokenizer, transcript))
 
 
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
@@ -100,15 +105,22 @@ def unit_of(result: SearchResult, offset: int) -> Unit:
     """Line `offset` of a hit as packing weighs it (`sequence.Unit`): a whole file line has a
     place, a piece of a message or of a long note line does not (its other pieces say other
     things); a note line's words are what a turn it cites must be inside to be left out."""
-    line = result.text.split("\n")[offset]
+    return _unit(result.path, result.end_line, result.text, offset)
+
+
+@lru_cache(maxsize=1 << 16)
+def _unit(path: str, end_line: int, text: str, offset: int) -> Unit:
+    """`unit_of`, remembered across searches (a unit depends only on the hit's text and place)."""
+    result = SearchResult.model_construct(path=path, end_line=end_line, text=text)
+    line = text.split("\n")[offset]
     number = line_number(result, offset)
-    turn = result.path.endswith(".jsonl")
-    whole = piece_of(line) is None if turn else _FRAGMENT_RE.search(result.text) is None
+    turn = path.endswith(".jsonl")
+    whole = piece_of(line) is None if turn else _FRAGMENT_RE.search(text) is None
     tail = _TAIL_LINK_RE.search(line)
     cites = frozenset((tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)) \
         if tail else frozenset()
     said = line_text(unmarked(line) if turn else unlabelled(line)).lower()
-    return Unit(offset, (result.path, number, line), (result.path, number) if whole else None,
+    return Unit(offset, (path, number, line), (path, number) if whole else None,
                 cites, said, turn, turn and is_code(line))
 
 
@@ -180,6 +192,14 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     count = lru_cache(maxsize=None)(count)
     asked = {t for t, w in weights.items() if w > 0}
 
+    def measure(text: str) -> int:
+        """`count(text)` from the counts of its lines, each counted once: exact for cl100k
+        when no line is blank (a block has none), whose pre-tokenizer never joins a line end to
+        the next line, only to the line's own trailing punctuation or spaces, which
+        `line + "\\n"` keeps together (tests/test_packing.py)."""
+        parts = text.split("\n")
+        return sum(count(part + "\n") for part in parts[:-1]) + count(parts[-1])
+
     @lru_cache(maxsize=None)
     def scores_of(i: int) -> list[float]:
         return line_scores(results[i], weights, tokenizer)
@@ -207,7 +227,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     @lru_cache(maxsize=None)
     def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:
         text = block(results[i], sorted(chosen, key=place_of(i).__getitem__))
-        return text, count(text)
+        return text, measure(text)
 
     def pack_into(budget: int) -> list[tuple[int, str]]:
         while sequence.rung < budget:
