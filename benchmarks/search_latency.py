@@ -110,7 +110,10 @@ def resident(root: Path, paths: list[Path], count: int, rounds: int) -> dict:
     from mcp.client.stdio import stdio_client
 
     env = {"PATH": os.environ.get("PATH", ""), "PREFECT_API_URL": "", "HOME": os.environ.get("HOME", "")}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memflow.cli", "-w", str(root), "serve"], env=env)
+    # cwd: `python -m` puts it first on sys.path, and a checkout's memflow/ there would shadow
+    # the tree being measured
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memflow.cli", "-w", str(root), "serve"],
+                                   env=env, cwd=str(root))
     out: dict = {}
 
     async def session():

@@ -91,10 +91,14 @@ def line_number(result: SearchResult, offset: int) -> int:
     """The file line of `result.text`'s line `offset`: a chunk's text is its breadcrumb (and a
     `[Part x/N]` marker) above the file's lines start..end, so it counts back from the end; the
     pieces of a long message (`assistant (L45 part 2/5): ...`) all stand for their log line."""
-    lines = result.text.split("\n")
-    if " part " not in result.text or not result.path.endswith(".jsonl"):
-        return result.end_line - (len(lines) - 1 - offset)
-    number = result.end_line + 1
+    return _line_number(result.path, result.end_line, result.text, offset)
+
+
+def _line_number(path: str, end_line: int, text: str, offset: int) -> int:
+    lines = text.split("\n")
+    if " part " not in text or not path.endswith(".jsonl"):
+        return end_line - (len(lines) - 1 - offset)
+    number = end_line + 1
     for index in range(len(lines) - 1, offset - 1, -1):
         piece = piece_of(lines[index])
         number = piece[0] if piece else number - 1
@@ -111,9 +115,8 @@ def unit_of(result: SearchResult, offset: int) -> Unit:
 @lru_cache(maxsize=1 << 16)
 def _unit(path: str, end_line: int, text: str, offset: int) -> Unit:
     """`unit_of`, remembered across searches (a unit depends only on the hit's text and place)."""
-    result = SearchResult.model_construct(path=path, end_line=end_line, text=text)
     line = text.split("\n")[offset]
-    number = line_number(result, offset)
+    number = _line_number(path, end_line, text, offset)
     turn = path.endswith(".jsonl")
     whole = piece_of(line) is None if turn else _FRAGMENT_RE.search(text) is None
     tail = _TAIL_LINK_RE.search(line)
