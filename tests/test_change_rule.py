@@ -117,6 +117,31 @@ def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
             assert relation(new, old) is None, (old, new)
 
 
+def test_a_statement_tied_to_its_day_is_an_episode_not_a_change(vocab):
+    """"Back on X today" then "Back on Y today": two days, two episodes; neither replaces the
+    other, nor a standing fact (and a standing fact still changes beside them)."""
+    rng, v = vocab
+    deictic = ["today", "tonight", "this morning", "this week", "yesterday", "tomorrow"]
+    for _ in range(200):
+        verb, noun = pick(rng, v, "verb"), pick(rng, v, "noun")
+        a, b = pick(rng, v, "name", 2)
+        n1, n2 = rng.sample(range(2, 900), 2)
+        unit = pick(rng, v, "unit")
+        when = rng.choice(deictic)
+        h1, h2 = pick(rng, v, "han", 2)
+        pairs = [
+            (f"Back on {a} {when}.", f"Back on {b} {when}."),
+            (f"I {verb} in {a} {when}.", f"I {verb} in {b} {when}."),
+            (f"The {noun} is {n1} {unit} {when}.", f"The {noun} is {n2} {unit} {when}."),
+            (f"I {verb} in {a}.", f"I {verb} in {b} {when}."),   # an episode does not move a fact
+            (f"{when.capitalize()} the {noun} {verb}s {a}.", f"{when.capitalize()} the {noun} {verb}s {b}."),
+            (f"我今天在{h1}。", f"我今天在{h2}。"),
+        ]
+        for old, new in pairs:
+            assert relation(new, old) is None, (old, new)
+        assert relation(f"The {noun} is now {n2} {unit}.", f"The {noun} is {n1} {unit}.") == "replaces"
+
+
 def test_the_same_statement_again_is_the_same(vocab):
     rng, v = vocab
     for _ in range(100):
@@ -238,3 +263,25 @@ def test_generated_life_keeps_the_current_value_first_and_every_statement(settin
     for text in every:  # every statement is found by default search
         shown = "\n".join(h.text for h in search(settings, text, limit=10).results)
         assert text.rstrip(".") in shown or all(part.rstrip(".") in shown for part in clauses(text)), (text, shown)
+
+
+def test_roles_and_labels_are_not_subjects(vocab):
+    """An assistant's line in a daily note is a procedure or nothing, however the log spells
+    the role; a short label before a colon ("Change of plan: ...") does not name the node."""
+    from memflow.tasks.dream.consolidation import note_facts
+    from memflow.tasks.dream.facts import subject_of
+    from memflow.tasks.ground.notes import parse_note
+
+    rng, v = vocab
+    for _ in range(50):
+        noun, thing = pick(rng, v, "noun"), pick(rng, v, "name")
+        n1 = rng.randint(1000, 65000)
+        role = rng.choice(["assistant", "Assistant", "ASSISTANT", "tool"])
+        body = (f"# {noun}\n\n## Said by the assistant\n\n- {role}: ## {thing} alert in {noun} Half of the "
+                f"{pick(rng, v, 'object')} tests in {noun} time out on the fixture.\n")
+        facts = note_facts(parse_note("daily/2026-03-19/x.md", body))
+        assert all(not f.text.lower().startswith(role.lower()) for f in facts), facts
+        assert all(subject_of(f.text).name.lower() != role.lower() for f in facts)
+        label = rng.choice(["Change of plan", "Update", "Heads up", "Quick note"])
+        subject = subject_of(f"{label}: {thing.lower()} moves to port {n1}.")
+        assert subject.name.lower() == thing.lower(), (label, thing, subject)

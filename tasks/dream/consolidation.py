@@ -39,7 +39,7 @@ _NOT_WHO = frozenset({"Correction", "Note", "Update", "Todo", "Reminder", "Warni
                       "Answer", "User", "Assistant"})
 
 
-_ASSISTANT_RE = re.compile(r"^(Assistant|Tool|System): ")
+_ASSISTANT_RE = re.compile(r"^(Assistant|Tool|System): ", re.IGNORECASE)  # a role, as chat logs write it
 
 
 def note_facts(note: Note) -> list[Evidence]:

@@ -272,10 +272,17 @@ first then always never make sure do not don't stop start the a an with after be
 for when if""".split())
 
 
+_LABEL_RE = re.compile(r"^([^:：\n]{1,40})(?::\s|：)\s*(\S.*)$")
+
+
 def subject_of(text: str, who: str = "") -> Subject:
     """The subject of one fact line (`who` is the speaker the note names, if any), named in the
-    line's own words (never stems; a leading turn or session marker is not a subject)."""
+    line's own words (never stems; a leading turn or session marker is not a subject, nor a
+    short label before a colon: "Change of plan: grukdrux moves to port 56147" is about grukdrux)."""
     text = strip_marker(text)
+    labelled = _LABEL_RE.match(text)
+    if labelled and len(labelled.group(1).split()) <= 4 and len(labelled.group(2).split()) >= 3:
+        text = labelled.group(2)
     attribute = attribute_of(text)
     group = _GROUP_RE.search(text)
     if _PROCEDURE_START.match(text.strip()) or (_IDENTIFIER_RE.search(text) and not group
