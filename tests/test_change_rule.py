@@ -267,7 +267,8 @@ def test_generated_life_keeps_the_current_value_first_and_every_statement(settin
 
 def test_roles_and_labels_are_not_subjects(vocab):
     """An assistant's line in a daily note is a procedure or nothing, however the log spells
-    the role; a short label before a colon ("Change of plan: ...") does not name the node."""
+    the role; a short label before a colon ("Change of plan: ...") or a quantifier ("Half of
+    the ...") does not name the node."""
     from memflow.tasks.dream.consolidation import note_facts
     from memflow.tasks.dream.facts import subject_of
     from memflow.tasks.ground.notes import parse_note
@@ -285,3 +286,7 @@ def test_roles_and_labels_are_not_subjects(vocab):
         label = rng.choice(["Change of plan", "Update", "Heads up", "Quick note"])
         subject = subject_of(f"{label}: {thing.lower()} moves to port {n1}.")
         assert subject.name.lower() == thing.lower(), (label, thing, subject)
+        quantifier = rng.choice(["Half", "Most", "Some", "All", "The rest", f"{rng.randint(2, 99)}%"])
+        obj = pick(rng, v, "object")
+        subject = subject_of(f"{quantifier} of the {obj} {noun}s in {thing} time out on the fixture.")
+        assert subject.name.split()[0].lower() == obj, (quantifier, obj, subject)  # not "Half"

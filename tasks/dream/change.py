@@ -174,6 +174,9 @@ def _subject_run(text: str) -> list[Tok]:
     tokens = toks(strip_marker(text))
     if _pronoun_led(text):
         return [tokens[0]]
+    partitive = _partitive_end(tokens)
+    if partitive:  # "Half of the fliok tests time out": the tests are what it is about
+        tokens = tokens[partitive:]
     run: list[Tok] = []
     follower = None
     for tok in tokens:
@@ -191,6 +194,20 @@ def _subject_run(text: str) -> list[Tok]:
     if len(run) >= 2 and (follower is None or follower.kind != "stop"):
         run = run[:-1]
     return run[:2]
+
+
+# Quantifiers heading a partitive ("half of the ...", "30% of the ..."): a closed class
+_QUANTIFIERS = frozenset("half quarter third rest majority minority part most some all none many few "
+                         "several each both any number share".split())
+
+
+def _partitive_end(tokens: tuple[Tok, ...]) -> int:
+    """Where the noun phrase of a leading partitive starts ("Half of the X" -> at X), else 0."""
+    head = [t for t in tokens[:4] if t.kind != "stop" or t.surface.lower() in _QUANTIFIERS]
+    if len(head) >= 2 and (head[0].surface.lower() in _QUANTIFIERS or head[0].kind == "num") \
+            and head[1].surface.lower() == "of":
+        return tokens.index(head[1]) + 1
+    return 0
 
 
 def subject(text: str) -> str:
