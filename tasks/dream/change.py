@@ -17,12 +17,8 @@ each other, and the new one *replaces* the old one only when
   Leeds to Bristol", "instead of Redis", "from 1.2 s down to 400 ms"; for plain words only the
   explicit "from X to Y").
 
-A statement tied to its moment by a deictic time word ("back on X *today*", "in Lisbon *this
-week*", "今天在…") is an episode of the day it was said, not a standing fact: it neither replaces
-nor is replaced (two days' "today" are two times, not one slot with two values).
-
 Anything else stands beside the old statement. The only word lists are closed grammatical
-classes (the tokenizer's stopwords, prepositions, personal pronouns, deictic time words), never attributes or topics,
+classes (the tokenizer's stopwords, prepositions, personal pronouns), never attributes or topics,
 so the rule holds for subjects and values no list foresaw. Chinese is cut into words at its
 function characters (的, 是, 在, 了 ...), so it needs no segmenter or dictionary.
 """
@@ -399,24 +395,9 @@ def relation(new: str, old: str) -> str | None:
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
     if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
-    if episodic(new) or episodic(old):
-        return None
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b):
         return "replaces"
     return None
-
-
-# Deictic time words: a closed grammatical class (their reference is the moment of speaking).
-# "now" is not one here: "is now 55k" marks a change of a standing value.
-_DEICTIC_RE = re.compile(
-    r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week|weekend)|"
-    r"last night)\b|今天|今晚|昨天|明天|今早|本周|这周",
-    re.IGNORECASE)
-
-
-def episodic(text: str) -> bool:
-    """Is the statement tied to the moment it was said by a deictic time word?"""
-    return bool(_DEICTIC_RE.search(text))
 
 
 def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
