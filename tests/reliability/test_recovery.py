@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from harness import ENV, FULL, KILLS, copy_workspace, kill_at_random, memflow, start, timed, tree
-from test_reliability import conversation
+from test_reliability import PROBE, conversation
 
 from memflow import api
 
@@ -111,7 +111,7 @@ def indexed(tmp_path_factory) -> Path:
 
 def _searches_in_fresh_processes(ws: Path, stop, failures: list[str], answered: list[int]) -> None:
     while not stop.is_set():
-        res = subprocess.run([sys.executable, "-m", "memflow.cli", "-w", str(ws), "search", "pottery class",
+        res = subprocess.run([sys.executable, "-m", "memflow.cli", "-w", str(ws), "search", PROBE,
                               "--json"], capture_output=True, text=True, timeout=120, env=ENV)
         answered[0] += 1
         if res.returncode != 0 or not json.loads(res.stdout or "{}").get("results"):
@@ -141,7 +141,7 @@ def test_searches_never_lose_their_generation_while_index_publishes(indexed, tmp
             while proc.poll() is None:
                 keyword._OPEN.clear()  # an uncached reader: every search opens the snapshot
                 try:
-                    if not api.search("pottery class", ws, limit=3).results:
+                    if not api.search(PROBE, ws, limit=3).results:
                         failures.append("no results")
                     answered += 1
                 except Exception as exc:  # noqa: BLE001 - counted: the suite's figure
