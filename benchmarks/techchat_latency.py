@@ -19,12 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search_latency import percentiles  # noqa: E402
+
 BUDGETS = [None, 1000, 4000]
-
-
-def percentiles(values: list[float]) -> tuple[float, float]:
-    values = sorted(values)
-    return 1000 * statistics.median(values), 1000 * values[int(0.95 * (len(values) - 1))]
 
 
 def one(out: Path) -> dict:
