@@ -46,9 +46,12 @@ def tables(rows: list[dict], files: dict[str, list[dict]] | None = None):
                       "target": pa.array(paths[-1:], pa.string()), "anchor": pa.array([""] * len(paths[:1]), pa.string()),
                       "label": pa.array([""] * len(paths[:1]), pa.string()),
                       "kind": pa.array(["link"] * len(paths[:1]), pa.string())})
-    files_t = pa.table({"path": pa.array(paths, pa.string()), "name": pa.array(paths, pa.string()),
-                        "description": pa.array([""] * len(paths), pa.string()),
-                        "kind": pa.array(["note"] * len(paths), pa.string())})
+    n = len(paths)
+    files_t = pa.table({"path": pa.array(paths, pa.string()), "layer": pa.array(["daily"] * n, pa.string()),
+                        "kind": pa.array(["note"] * n, pa.string()), "size": pa.array([1] * n, pa.int64()),
+                        "mtime_ns": pa.array([1] * n, pa.int64()), "sha256": pa.array(paths, pa.string()),
+                        "pipeline": pa.array(["p"] * n, pa.string()), "name": pa.array(paths, pa.string()),
+                        "description": pa.array([""] * n, pa.string())})
     return docs, terms, links, files_t
 
 
@@ -97,7 +100,7 @@ def test_scores_with_delta_segments_equal_a_full_rebuild(tmp_path, seed):
             assert keyword.idf(index, query) == pytest.approx(keyword.idf(oracle, query), rel=1e-12)
         live_ids = {index.docs.column("id")[n].as_py() for n in np.flatnonzero(index.alive)}
         assert live_ids == set(oracle.docs.column("id").to_pylist())
-        assert sorted(index.files.column("path").to_pylist()) == sorted(oracle.files.column("path").to_pylist())
+        assert sorted(index.live_files().column("path").to_pylist()) == sorted(oracle.files.column("path").to_pylist())
 
 
 def test_a_delta_reuses_the_main_segment_and_keeps_its_base(tmp_path):

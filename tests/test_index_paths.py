@@ -87,6 +87,8 @@ def test_scores_after_index_paths_equal_a_reindex(settings, lay, tmp_path, seed)
             key = lambda rows: sorted(map(repr, rows))  # noqa: E731
             assert key(mine.links_of(some)) == key(theirs.links_of(some))
             assert mine.file_info(some) == theirs.file_info(some)
+            assert key(mine.live_links().to_pylist()) == key(theirs.live_links().to_pylist())
+            assert key(mine.live_files().to_pylist()) == key(theirs.live_files().to_pylist())
     assert deltas > 0  # the delta path was taken (and the compaction path on digest edits/limits)
     outside = lay.root / rng.choice(sorted(present))
     outside.write_text(note(rng, vocab, names), encoding="utf-8")  # another program's edit

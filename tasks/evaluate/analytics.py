@@ -11,11 +11,12 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 
 from memflow.schemas.settings import load_settings
 from memflow.tasks.ground.events import read_events
 from memflow.tasks.ground.workspace import Layout, date_of, file_stats, layer_of, layout
-from memflow.tasks.stores.lance import read_tables
+from memflow.tasks.stores import keyword
 
 
 def open_layout(workspace: str | Path) -> Layout:
@@ -28,24 +29,34 @@ def notes_per_layer_and_day(lay: Layout) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"path": pl.Utf8, "layer": pl.Utf8, "date": pl.Date, "bytes": pl.Int64})
 
 
+def _snapshot(lay: Layout) -> keyword.KeywordIndex:
+    """The workspace's search snapshot (what search reads: a write indexed by name is in it
+    before the LanceDB tables take it)."""
+    from memflow.tasks.index.indexing import keyword_dir
+
+    index = keyword.current(keyword_dir(lay, load_settings(lay.root)))
+    if index is None:
+        raise LookupError(f"{lay.root} has no index yet: run memflow index")
+    return index
+
+
 def chunk_table(lay: Layout) -> pl.DataFrame:
     """Per chunk: path, layer, kind, lines and its size in cl100k tokens (counted here: the index
     does not keep a count nothing it serves reads)."""
     from memflow.tasks.ground.tokens import count_tokens
 
-    tables = read_tables(lay.index_dir / "lance", {
-        "chunks": ["path", "layer", "kind", "start_line", "end_line", "text"]})
-    chunks = pl.from_arrow(tables["chunks"])
+    index = _snapshot(lay)
+    docs = index.docs if index.alive is None else index.docs.filter(pa.array(index.alive))
+    chunks = pl.from_arrow(docs.select(["path", "layer", "kind", "start_line", "end_line", "text"]))
     counts = pl.Series("n_tokens", [count_tokens(t) for t in chunks["text"].to_list()], dtype=pl.Int32)
     return chunks.drop("text").with_columns(counts, (pl.col("end_line") - pl.col("start_line") + 1).alias("lines"))
 
 
 def link_degrees(lay: Layout) -> pl.DataFrame:
     """Per indexed note: out-degree, in-degree; orphans have neither."""
-    tables = read_tables(lay.index_dir / "lance", {"links": ["source", "target"],
-                                                   "files": ["path", "layer", "kind"]})
-    links = pl.from_arrow(tables["links"])
-    files = pl.from_arrow(tables["files"])
+    index = _snapshot(lay)
+    links = pl.from_arrow(index.live_links().select(["source", "target"]))
+    files = pl.from_arrow(index.live_files().select(["path", "layer", "kind"]))
     out_deg = links.group_by("source").len().rename({"source": "path", "len": "out_degree"})
     in_deg = links.group_by("target").len().rename({"target": "path", "len": "in_degree"})
     return (files.join(out_deg, on="path", how="left").join(in_deg, on="path", how="left")

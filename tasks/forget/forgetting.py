@@ -48,6 +48,7 @@ from memflow.tasks.ground.markdown import parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
 from memflow.tasks.index import embedding_cache_dir, run_index
+from memflow.tasks.index.indexing import open_store
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import atomic_write_text, read_text
 from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
@@ -305,7 +306,7 @@ def finish_pending(settings: Settings) -> bool:
     marker = lay.state_dir / PENDING
     if not marker.exists():
         return False
-    store = IndexStore(lay.index_dir / "lance")
+    store = open_store(lay, settings)
     _refresh_days(lay, None)
     _rebuild_index(settings, lay, store, store.text_shas())
     marker.unlink()
@@ -315,7 +316,7 @@ def finish_pending(settings: Settings) -> bool:
 def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     """Carry out a plan; returns the files changed. The caller holds the workspace lock."""
     lay = layout(settings)
-    store = IndexStore(lay.index_dir / "lance")
+    store = open_store(lay, settings)  # level with the snapshot: a write's rows may be in its delta only
     # Every indexed text before (not only the plan's files: a killed forget's edits are not
     # reindexed yet): what has left the index afterwards leaves the embedding cache.
     embedded_before = store.text_shas()

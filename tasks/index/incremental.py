@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
-from memflow.schemas.tables import CHUNKS, FILES, LINKS, IndexSummary
+from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, IndexSummary
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import indexable, note_indexed
@@ -82,7 +82,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     run = indexing.prepare_run(settings, lay, lance_dir)
     if not (delta and indexing.small_change(lay, settings, lance_dir, run)):
         return indexing.full_run(settings, lay, run, progress_factory, embed)
-    summary = apply_plan(run.store, lay, settings, run.plan, run.pipeline, run.started, total_chunks=True)
+    summary = apply_plan(run.store, lay, settings, run.plan, run.pipeline, run.started)
     summary.skipped, summary.warnings = indexing.remember_problems(lay, run.plan, run.scan_problems,
                                                                    summary.skipped, summary.warnings)
     indexing.write_watermark(lay, summary, run.writes)
@@ -92,61 +92,105 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
 def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     """Index the named workspace-relative files (gone ones are dropped); returns counts.
     Paths the index does not cover are ignored. Falls back to `run_index` (a workspace scan)
-    when an interrupted reindex waits, or for many files or files that are not plain."""
+    when an interrupted reindex waits, or for many files or files that are not plain.
+
+    A small change is planned against the search snapshot's own files rows and published as a
+    delta segment without touching the LanceDB tables (`tables_behind` in its meta): what a
+    write's caller waits for is the change being searchable, not the tables, which every reader
+    of them brings level first (`indexing.open_store`)."""
     started = time.perf_counter()
     lay = layout(settings)
     rels = sorted({p.replace(os.sep, "/").strip("/") for p in paths})
     rels = [r for r in rels if indexable(lay, r)]
-    store = IndexStore(lay.index_dir / indexing.LANCE)
-    if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(store, lay, settings)
+    if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(lay, settings)
             or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
         return run_index(settings)
+    current = keyword.current(indexing.keyword_dir(lay, settings))
+    if current is None:
+        return run_index(settings)
     pipeline = indexing.pipeline_version(settings)
-    catalog = store.catalog_of(rels)
+    catalog = snapshot_catalog(current, rels)
     disk = _disk(lay, settings, rels, catalog, pipeline)
     if disk is None:
         return run_index(settings)
     plan = plan_index(disk, catalog, pipeline)
-    summary = apply_plan(store, lay, settings, plan, pipeline, started)
-    note_problems(lay, plan, summary.skipped, summary.warnings)
+    skipped: dict[str, str] = {}
+    warnings: dict[str, str] = {}
+    rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
+    changed = plan.added + plan.modified + plan.deleted
+    vectors = 0
+    if plan.changed and not publish_delta(lay, settings, current, changed, rows, tables_behind=True):
+        store = indexing.open_store(lay, settings)  # a full build: the tables take the rows first
+        atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
+        write_rows(store, lay, settings, plan, rows, pipeline, skipped, warnings)
+        vectors = publish_full(store, lay, settings)
+        (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
+    note_problems(lay, plan, skipped, warnings)
     indexed = {rel: disk[rel].mtime_ns for rel in plan.added + plan.modified + plan.touched + plan.unchanged}
     indexed.update({rel: -1 for rel in plan.deleted})
     note_indexed(lay, indexed, len(plan.added), len(plan.deleted), plan.changed)
-    return summary
+    return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
+                        unchanged=len(plan.unchanged), chunks=rows[1].num_rows, total_chunks=-1,
+                        vectors=vectors, keyword_rebuilt=plan.changed, seconds=time.perf_counter() - started,
+                        skipped=skipped, warnings=warnings)
+
+
+def snapshot_catalog(current: keyword.KeywordIndex, rels: list[str]) -> dict[str, CatalogFile]:
+    """The catalog rows of `rels` as the search snapshot has them (it holds the files rows
+    whole; a current snapshot's are the tables' once those are level)."""
+    return {path: CatalogFile(path, row["size"], row["mtime_ns"], row["sha256"], row["pipeline"])
+            for path, row in current.file_info(rels).items()}
 
 
 def apply_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
-               started: float, total_chunks: bool = False) -> IndexSummary:
-    """Carry out a small plan: its table writes, then the snapshot as a delta (or a full build,
-    see `publish`); the file problems are in the summary (the caller records them)."""
+               started: float) -> IndexSummary:
+    """Carry out a small plan of a workspace scan (`run_index`): its table writes, then the
+    snapshot as a delta (or a full build, see `publish_delta`), so the tables are level with
+    the snapshot after it; the file problems are in the summary (the caller records them)."""
     if plan.changed:
         atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    rows = write_rows(store, lay, settings, plan, pipeline, skipped, warnings)
+    rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
+    write_rows(store, lay, settings, plan, rows, pipeline, skipped, warnings)
+    current = None if settings.embedding_model else keyword.current(indexing.keyword_dir(lay, settings))
     vectors = 0
     if plan.changed:
-        vectors = publish(store, lay, settings, plan.added + plan.modified + plan.deleted, rows)
+        if current is None or not publish_delta(lay, settings, current, plan.added + plan.modified + plan.deleted,
+                                                rows, tables_behind=False):
+            vectors = publish_full(store, lay, settings)
         (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
     return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
                         unchanged=len(plan.unchanged), chunks=rows[1].num_rows,
-                        total_chunks=store.count_chunks() if total_chunks else -1,
-                        vectors=vectors, keyword_rebuilt=plan.changed,
-                        seconds=time.perf_counter() - started, skipped=skipped, warnings=warnings)
+                        total_chunks=_live_chunks(lay, settings), vectors=vectors,
+                        keyword_rebuilt=plan.changed, seconds=time.perf_counter() - started,
+                        skipped=skipped, warnings=warnings)
 
 
-def write_rows(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
-               skipped: dict[str, str], warnings: dict[str, str]) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """Carry out the plan's table writes (one delete and one append per table, like
-    `indexing.write_plan` for a group) and return the new (files, chunks, links) rows, so the
-    delta is made from them without reading the tables back."""
+def _live_chunks(lay: Layout, settings: Settings) -> int:
+    meta = keyword.read_meta(indexing.keyword_dir(lay, settings)) or {}
+    return int(meta.get("docs", -1))
+
+
+def file_rows(lay: Layout, settings: Settings, plan, pipeline: str, skipped: dict[str, str],
+              warnings: dict[str, str]) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The new (files, chunks, links) rows of the plan's added and modified files (a file that
+    cannot be read is in `skipped` and has none)."""
+    built = [r for rel in plan.added + plan.modified
+             if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))]
+    return (pa.Table.from_pylist([b[0] for b in built], schema=FILES),
+            pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS),
+            pa.Table.from_pylist([link for b in built for link in b[2]], schema=LINKS))
+
+
+def write_rows(store: IndexStore, lay: Layout, settings: Settings, plan, rows: tuple[pa.Table, pa.Table, pa.Table],
+               pipeline: str, skipped: dict[str, str], warnings: dict[str, str]) -> None:
+    """Carry out the plan's table writes with its new `rows` (one delete and one append per
+    table, like `indexing.write_plan` for a group)."""
+    files, chunks, links = rows
     todo = plan.added + plan.modified
-    built = [r for rel in todo if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))]
-    files = pa.Table.from_pylist([b[0] for b in built], schema=FILES)
-    chunks = pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS)
-    link_rows = [link for b in built for link in b[2]]
     if todo:
-        store.write_paths(todo, chunks.to_batches(), link_rows)
+        store.write_paths(todo, chunks.to_batches(), links.to_pylist())
         store.put_files(files.to_pylist())  # last: a crash before this line re-does the files
     if plan.deleted:
         store.delete_paths(plan.deleted)
@@ -154,34 +198,36 @@ def write_rows(store: IndexStore, lay: Layout, settings: Settings, plan, pipelin
     if plan.touched:
         store.put_files([r[0] for rel in plan.touched
                          if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))])
-    return files, chunks, pa.Table.from_pylist(link_rows, schema=LINKS)
 
 
-def publish(store: IndexStore, lay: Layout, settings: Settings, changed: list[str],
-            rows: tuple[pa.Table, pa.Table, pa.Table]) -> int:
-    """Publish the search snapshot after the tables took `changed` (their new `rows`: files,
-    chunks, links): a delta when it may be one, else a full build. Returns the vectors embedded
-    (full builds with a model only)."""
-    folder = indexing.keyword_dir(lay, settings)
-    current = None if settings.embedding_model else keyword.current(folder)
-    docs = terms = None
-    if current is not None and not _reaches_other_files(current, changed, rows[2]):
-        docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
-        main = current.main or current
-        if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
-            docs = None
-    if docs is None:
-        vectors = 0
-        if settings.embedding_model:
-            from memflow.tasks.index.vectors import backfill_vectors, check_dimension
+def publish_full(store: IndexStore, lay: Layout, settings: Settings) -> int:
+    """A full build of the search snapshot from the tables (vectors embedded first with a
+    model on); returns the vectors embedded."""
+    vectors = 0
+    if settings.embedding_model:
+        from memflow.tasks.index.vectors import backfill_vectors, check_dimension
 
-            vectors = backfill_vectors(store, settings, check_dimension(settings))
-        indexing.rebuild_keyword(store, lay, settings)
-        return vectors
+        vectors = backfill_vectors(store, settings, check_dimension(settings))
+    indexing.rebuild_keyword(store, lay, settings)
+    return vectors
+
+
+def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex, changed: list[str],
+                  rows: tuple[pa.Table, pa.Table, pa.Table], tables_behind: bool) -> bool:
+    """Publish the snapshot with `changed` replaced by their new `rows` (files, chunks, links)
+    as a delta segment when it may be one (no embedding model, no superseded links reaching
+    other files, within the delta limit); False (nothing published) otherwise."""
+    if settings.embedding_model or _reaches_other_files(current, changed, rows[2]):
+        return False
+    docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
+    main = current.main or current
+    if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
+        return False
     files, links = rows[0].select(keyword.FILE_COLUMNS), rows[2].select(keyword.LINK_COLUMNS)
     docs = _with_superseded(lay, current, changed, docs, links)
-    segments.publish_delta(folder, current, set(changed), docs, terms, links, files)
-    return 0
+    segments.publish_delta(indexing.keyword_dir(lay, settings), current, set(changed), docs, terms, links, files,
+                           tables_behind=tables_behind)
+    return True
 
 
 def _reaches_other_files(current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> bool:

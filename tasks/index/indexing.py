@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from memflow.schemas.settings import Settings
-from memflow.schemas.tables import CHUNKS, SCHEMA_VERSION, IndexSummary
+from memflow.schemas.tables import CHUNKS, FILES, SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import READABLE_SUFFIXES, NotText, read_resource
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
@@ -48,7 +48,7 @@ from memflow.tasks.index.vectors import (
     known_dims,
     text_sha,
 )
-from memflow.tasks.stores import keyword
+from memflow.tasks.stores import keyword, segments
 from memflow.tasks.stores.files import (
     NotRegular,
     atomic_write_json,
@@ -361,12 +361,38 @@ def keyword_dir(lay: Layout, settings: Settings):
 DIRTY = "DIRTY"  # present from the first table write of a run until its keyword swap
 
 
-def keyword_stale(store: IndexStore, lay: Layout, settings: Settings) -> bool:
+def keyword_stale(lay: Layout, settings: Settings) -> bool:
     """The keyword index may not match the tables: a run died between its table writes and the
     keyword swap (the DIRTY marker is still there), the keyword folder is missing, or an older
     version wrote it."""
     meta = keyword.read_meta(keyword_dir(lay, settings))
     return (lay.index_dir / DIRTY).exists() or meta is None or meta.get("format") != keyword.SNAPSHOT_FORMAT
+
+
+def open_store(lay: Layout, settings: Settings) -> IndexStore:
+    """The live index tables, level with the search snapshot (`sync_tables`). Every reader of
+    the tables opens them here; the caller holds the workspace lock."""
+    store = IndexStore(lay.index_dir / LANCE)
+    sync_tables(store, lay, settings)
+    return store
+
+
+def sync_tables(store: IndexStore, lay: Layout, settings: Settings) -> bool:
+    """Write the rows the tables lack into them: a write indexed by name publishes its delta
+    segment first and leaves the tables behind (`index_paths`), which scans, full builds,
+    forget and the vectors read. Idempotent (a replace by path): a sync killed half-way is
+    done again by the next one. True if it wrote."""
+    gen = keyword.current_dir(keyword_dir(lay, settings))
+    lacking = segments.delta_tables(gen) if gen is not None else None
+    if lacking is None:
+        return False
+    removed, chunks, links, files = lacking
+    store.write_paths(removed, chunks.cast(CHUNKS).to_batches(), links.to_pylist())
+    rows = files.select(FILES.names).cast(FILES).to_pylist()
+    store.delete_files(sorted(set(removed) - {row["path"] for row in rows}))  # files gone since
+    store.put_files(rows)
+    segments.mark_tables_level(gen)
+    return True
 
 
 @dataclass
@@ -385,7 +411,7 @@ def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
     """Scan the workspace against the tables in `lance_dir` and plan the run (nothing written)."""
     started = time.perf_counter()
     lean_allocators()
-    store = IndexStore(lance_dir)
+    store = open_store(lay, settings) if lance_dir == lay.index_dir / LANCE else IndexStore(lance_dir)
     pipeline = pipeline_version(settings)
     catalog = store.catalog()
     scan_problems: dict[str, str] = {}
@@ -413,7 +439,7 @@ def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, e
         from memflow.tasks.index.vectors import backfill_vectors
 
         vectors = backfill_vectors(store, settings, checked)
-    rebuilt = (plan.changed or vectors > 0 or keyword_stale(store, lay, settings)
+    rebuilt = (plan.changed or vectors > 0 or keyword_stale(lay, settings)
                or snapshot_vectors_stale(lay, settings))
     if rebuilt:
         # Every write makes a LanceDB version: compact after a big change or every few runs,
@@ -446,7 +472,7 @@ def small_change(lay: Layout, settings: Settings, lance_dir, run: IndexRun) -> b
     return (bool(plan.changed) and bool(plan.unchanged) and lance_dir == lay.index_dir / LANCE
             and not settings.embedding_model and not run.scan_problems
             and len(plan.added) + len(plan.modified) + len(plan.deleted) <= SMALL_CHANGE
-            and run.writes < COMPACT_EVERY and not keyword_stale(run.store, lay, settings))
+            and run.writes < COMPACT_EVERY and not keyword_stale(lay, settings))
 
 
 def write_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
@@ -547,14 +573,14 @@ def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
 def chunk_embedding_keys(settings: Settings) -> list[dict]:
     """Every indexed chunk's path, lines, text and the sha256 of the text the index embeds for
     it (what an embedding cache entry must be keyed by to serve it)."""
-    store = IndexStore(layout(settings).index_dir / LANCE)
+    store = open_store(layout(settings), settings)
     rows = store.chunk_columns(["path", "start_line", "end_line", "text", "name", "description"]).to_pylist()
     return [{**row, "text_sha": text_sha(embedding_input(row))} for row in rows]
 
 
 def link_kinds(settings: Settings) -> dict[str, int]:
     """How many indexed links there are of each kind (`link`, `rel`, `superseded`...)."""
-    kinds = IndexStore(layout(settings).index_dir / LANCE).link_table().column("kind").to_pylist()
+    kinds = open_store(layout(settings), settings).link_table().column("kind").to_pylist()
     return {kind: kinds.count(kind) for kind in set(kinds)}
 
 

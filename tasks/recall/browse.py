@@ -49,7 +49,7 @@ def note_context(settings: Settings, rel: str, depth: int = 1, limit: int = 30) 
     if not path.is_file():
         raise FileNotFoundError(f"no such file in the workspace: {rel}")
     rel = path.relative_to(lay.root.resolve()).as_posix()
-    links = open_index(lay, settings).links
+    links = open_index(lay, settings).live_links()
     seen, frontier, related = {rel}, [rel], []
     for hop in range(1, max(0, depth) + 1):
         following = []

@@ -51,11 +51,14 @@ DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus w
 # 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on;
 # 5: superseded per line (the replaced line numbers and the day each was replaced)
 # 6: each main segment keeps its term frequencies and document lengths (delta segments merge them)
-# 7: frontmatter tags per row (a filter column like layer and date)
-SNAPSHOT_FORMAT = 7
+# 7: frontmatter tags per row (a filter column like layer and date); 8: the files rows whole
+# (size, mtime, sha256, pipeline: a write's delta is published before the tables take it)
+SNAPSHOT_FORMAT = 8
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
-FILE_COLUMNS = ["path", "name", "description", "kind"]
+# every column of the files table: a small change publishes a delta before (or without) the
+# tables taking it, so the snapshot is the catalog that `index_paths` plans against
+FILE_COLUMNS = ["path", "layer", "kind", "size", "mtime_ns", "sha256", "pipeline", "name", "description"]
 # A generation older than the previous one is removed this long after it was superseded: a
 # search that read CURRENT just before has long finished opening its files by then.
 GRACE_SECONDS = 10.0
@@ -73,7 +76,7 @@ class KeywordIndex:
     vectors: np.ndarray | None = None  # (docs, dims) float32 unit rows, or None
     has_vector: np.ndarray | None = None  # row i has a vector
     links: pa.Table | None = None  # LINK_COLUMNS, every link of the workspace
-    files: pa.Table | None = None  # FILE_COLUMNS, one row per indexed file
+    files: pa.Table | None = None  # FILE_COLUMNS (the files table's rows), one row per indexed file
     _rows: dict[str, int] | None = None
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
     generation: str = ""  # the `gen-<n>` folder it was read from
@@ -81,7 +84,9 @@ class KeywordIndex:
     delta_vectors: np.ndarray | None = None  # with a delta and vectors: the delta rows' vectors
     main: "KeywordIndex | None" = None  # with a delta: the base's main segment (reused when re-read)
     # with a delta: main link/file row -> its row here (-1: a delta replaced it), so link
-    # expansion reuses the main segment's maps instead of rebuilding them for every delta
+    # expansion reuses the main segment's maps instead of rebuilding them for every delta.
+    # `links`/`files` then hold main's rows whole (replaced ones too), the delta's after them:
+    # read them by `rowmaps.live_rows`, or whole by `live_links`/`live_files`.
     link_new: np.ndarray | None = None
     file_new: np.ndarray | None = None
 
@@ -119,6 +124,21 @@ class KeywordIndex:
         numbers = np.union1d(rowmaps.live_rows(self, "links", "source", paths),
                              rowmaps.live_rows(self, "links", "target", paths))
         return _take(self.links, numbers.tolist())
+
+    def live_links(self) -> pa.Table | None:
+        """Every link of the workspace (a delta's replaced main rows left out)."""
+        return self._live(self.links, self.link_new)
+
+    def live_files(self) -> pa.Table | None:
+        """Every indexed file's row (a delta's replaced main rows left out)."""
+        return self._live(self.files, self.file_new)
+
+    @staticmethod
+    def _live(table: pa.Table | None, new: np.ndarray | None) -> pa.Table | None:
+        if table is None or new is None:
+            return table
+        keep = np.concatenate([new >= 0, np.ones(table.num_rows - len(new), dtype=bool)])
+        return table.filter(pa.array(keep))
 
     def file_info(self, paths: list[str]) -> dict[str, dict]:
         """name, description and kind of the indexed files among `paths`."""
@@ -358,8 +378,9 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
     parts = bm25_parts(terms)
     postings = MergedPostings(main.retriever, main.size, alive, parts)
     link_keep, file_keep = rowmaps.keep_mask(main, "links", "source", removed), rowmaps.keep_mask(main, "files", "path", removed)
-    links = pa.concat_tables([main.links.filter(pa.array(link_keep)), same_schema(read(gen / "links.arrow"), main.links)])
-    files = pa.concat_tables([main.files.filter(pa.array(file_keep)), same_schema(read(gen / "files.arrow"), main.files)])
+    # main's rows whole (no copy of its ~8 links per file), the replaced ones masked by link_new/file_new
+    links = pa.concat_tables([main.links, same_schema(read(gen / "links.arrow"), main.links)])
+    files = pa.concat_tables([main.files, same_schema(read(gen / "files.arrow"), main.files)])
     vectors = has_vector = None
     if main.vectors is not None and (gen / "vectors.npy").exists():
         vectors = np.load(gen / "vectors.npy")
@@ -368,8 +389,8 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
                         links, files, generation=gen.name,
                         alive=np.concatenate([alive, np.ones(docs.num_rows, dtype=bool)]),
                         main=main, delta_vectors=vectors,
-                        link_new=np.where(link_keep, np.cumsum(link_keep) - 1, -1),
-                        file_new=np.where(file_keep, np.cumsum(file_keep) - 1, -1))
+                        link_new=np.where(link_keep, np.arange(len(link_keep)), -1),
+                        file_new=np.where(file_keep, np.arange(len(file_keep)), -1))
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:

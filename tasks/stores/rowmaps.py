@@ -70,7 +70,7 @@ def live_rows(index: KeywordIndex, table: str, column: str, values) -> np.ndarra
         new = index.link_new if table == "links" else index.file_new
         found = new[found]
         found = found[found >= 0]
-        tail_start = int((new >= 0).sum())
+        tail_start = len(new)  # main's rows whole, then the delta's
     tail = getattr(index, table).slice(tail_start).column(column)
     hits = pc.is_in(tail, value_set=pa.array(values, pa.string()))
     extra = np.flatnonzero(pc.fill_null(hits, False).to_numpy(zero_copy_only=False)) + tail_start

@@ -39,15 +39,18 @@ def delta_rows(index: KeywordIndex) -> int:
 
 def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa.Table,
                   terms: pa.Array, links: pa.Table, files: pa.Table,
-                  vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None) -> Path:
+                  vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None,
+                  tables_behind: bool = False) -> Path:
     """Publish `current` with every row of `paths` replaced by `docs` (DOC_COLUMNS, with their
     `terms`), `links` and `files` (the new rows of those paths; none for a deleted file) as a
     new delta generation on `current`'s base; returns it. `vectors`/`has_vector` are required
-    when the snapshot has vectors."""
+    when the snapshot has vectors. `tables_behind`: the LanceDB tables have not taken these
+    rows (`delta_tables` gives what they lack; `mark_tables_level` once they have)."""
     main = current.main or current
     removed = sorted(paths)
+    gen_of_current = None
     if current.main is not None:  # fold the earlier delta in
-        gen = keyword.current_dir(folder)
+        gen = gen_of_current = keyword.current_dir(folder)
         if gen is None or gen.name != current.generation:
             raise RuntimeError(f"the search snapshot in {folder} changed under a delta update")
         removed = sorted(set(removed) | set(json.loads((gen / "removed.json").read_text(encoding="utf-8"))))
@@ -68,6 +71,8 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
     keyword._write_arrow(gen / "files.arrow", files.select(keyword.FILE_COLUMNS))
     (gen / "removed.json").write_text(json.dumps(removed), encoding="utf-8")
     meta = {**main.meta, "base": main.generation, "delta_docs": docs.num_rows}
+    if tables_behind or (current.main is not None and tables_lag(gen_of_current)):  # cumulative
+        meta["tables_behind"] = True
     if vectors is not None and main.vectors is not None:
         keyword.save_vectors(gen, np.asarray(vectors, dtype=np.float32).reshape(-1, main.vectors.shape[1]),
                              has_vector)
@@ -75,6 +80,32 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         meta["vectors"] = {**meta["vectors"], "rows": rows}
     live = int(_alive_main(main, removed).sum())
     return keyword.publish(folder, gen, {**meta, "docs": live + docs.num_rows})
+
+
+TABLES_LEVEL = "tables-level"  # in a `tables_behind` delta generation once the tables took its rows
+
+
+def delta_tables(gen: Path) -> tuple[list[str], pa.Table, pa.Table, pa.Table] | None:
+    """What the LanceDB tables lack of delta generation `gen`: (the paths it replaces, their
+    chunks rows with terms, links rows, files rows); None when they have it all (a main
+    segment, a delta whose tables were written first, or one marked level since)."""
+    if not tables_lag(gen):
+        return None
+    read = keyword._read_arrow
+    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
+    docs = read(gen / "docs.arrow").select(keyword.CHUNK_COLUMNS)
+    chunks = docs.append_column("terms", read(gen / "terms.arrow").column("terms"))
+    return removed, chunks, read(gen / "links.arrow"), read(gen / "files.arrow")
+
+
+def tables_lag(gen: Path) -> bool:
+    """Delta generation `gen` holds rows the tables have not taken."""
+    meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+    return bool(meta.get("base") and meta.get("tables_behind")) and not (gen / TABLES_LEVEL).exists()
+
+
+def mark_tables_level(gen: Path) -> None:
+    (gen / TABLES_LEVEL).write_text("the LanceDB tables hold this delta's rows\n", encoding="utf-8")
 
 
 def _alive_main(main: KeywordIndex, removed: list[str]) -> np.ndarray:
