@@ -139,7 +139,7 @@ def snapshot_catalog(current: keyword.KeywordIndex, rels: list[str]) -> dict[str
     """The catalog rows of `rels` as the search snapshot has them (it holds the files rows
     whole; a current snapshot's are the tables' once those are level)."""
     return {path: CatalogFile(path, row["size"], row["mtime_ns"], row["sha256"], row["pipeline"])
-            for path, row in current.file_info(rels).items()}
+            for path, row in current.file_info(rels, ("size", "mtime_ns", "sha256", "pipeline")).items()}
 
 
 def apply_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,

@@ -140,11 +140,13 @@ class KeywordIndex:
         keep = np.concatenate([new >= 0, np.ones(table.num_rows - len(new), dtype=bool)])
         return table.filter(pa.array(keep))
 
-    def file_info(self, paths: list[str]) -> dict[str, dict]:
-        """name, description and kind of the indexed files among `paths`."""
+    def file_info(self, paths: list[str], columns: tuple[str, ...] = ("name", "description", "kind")) -> dict[str, dict]:
+        """path and `columns` (name, description and kind unless told) of the indexed files
+        among `paths`."""
         if self.files is None:
             return {}
-        return {row["path"]: row for row in _take(self.files, rowmaps.live_rows(self, "files", "path", paths).tolist())}
+        table = self.files.select(["path", *columns])
+        return {row["path"]: row for row in _take(table, rowmaps.live_rows(self, "files", "path", paths).tolist())}
 
     def rows(self, numbers: list[int]) -> list[dict]:
         # Scalar reads from the one record batch: `take` + `to_pylist` cost ~0.4 ms for 5 rows.
