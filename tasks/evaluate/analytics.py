@@ -32,7 +32,7 @@ def notes_per_layer_and_day(lay: Layout) -> pl.DataFrame:
 def _snapshot(lay: Layout) -> keyword.KeywordIndex:
     """The workspace's search snapshot (what search reads: a write indexed by name is in it
     before the LanceDB tables take it)."""
-    from memflow.tasks.index.indexing import keyword_dir
+    from memflow.tasks.index import keyword_dir
 
     index = keyword.current(keyword_dir(lay, load_settings(lay.root)))
     if index is None:

@@ -47,8 +47,7 @@ from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
-from memflow.tasks.index import embedding_cache_dir, run_index
-from memflow.tasks.index.indexing import open_store
+from memflow.tasks.index import embedding_cache_dir, open_store, run_index
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import atomic_write_text, read_text
 from memflow.tasks.stores.lance import EmbeddingCache, IndexStore

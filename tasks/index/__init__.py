@@ -18,6 +18,7 @@ from memflow.tasks.index.indexing import (
     index_problems,
     keyword_dir,
     link_kinds,
+    open_store,
     reindex_pending,
     run_reindex,
     watermark,
@@ -31,7 +32,7 @@ from memflow.tasks.index.vectors import (
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
            "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
-           "drop_old_snapshots", "index_paths", "Watcher", "EmbeddingHealthError"]
+           "drop_old_snapshots", "index_paths", "open_store", "Watcher", "EmbeddingHealthError"]
 
 
 def __getattr__(name: str):
