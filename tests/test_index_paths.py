@@ -11,6 +11,7 @@ import shutil
 import string
 
 import pytest
+from helpers import reindexed_copy
 
 from memflow.schemas.settings import load_settings
 from memflow.tasks.ground.workspace import init_workspace, layout
@@ -42,14 +43,6 @@ def scores(settings, queries: list[list[str]]) -> list[dict[str, float]]:
     return [{ids[row].as_py(): score for row, score in keyword.top_k(index, q, 100_000)} for q in queries]
 
 
-def reindexed_copy(settings, where):
-    lay = layout(settings)
-    other = load_settings(where)
-    init_workspace(layout(other))
-    for folder in (lay.daily, lay.digest):
-        shutil.copytree(lay.root / folder, where / folder, dirs_exist_ok=True)
-    indexing.run_reindex(other)
-    return other
 
 
 @pytest.mark.parametrize("seed", SEEDS)

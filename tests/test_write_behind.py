@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import string
 
 import pytest
+from helpers import reindexed_copy
 
 from memflow import api
-from memflow.schemas.settings import load_settings
-from memflow.tasks.ground.workspace import init_workspace, layout
+from memflow.tasks.ground.workspace import layout
 from memflow.tasks.index import index_paths, indexing, run_index
 from memflow.tasks.stores import keyword, segments
 from memflow.tasks.stores.lance import IndexStore
@@ -45,13 +44,6 @@ def current(settings):
     return keyword.current(indexing.keyword_dir(layout(settings), settings))
 
 
-def reindexed_copy(settings, where):
-    lay = layout(settings)
-    other = load_settings(where)
-    init_workspace(layout(other))
-    shutil.copytree(lay.root / lay.daily, where / lay.daily, dirs_exist_ok=True)
-    indexing.run_reindex(other)
-    return other
 
 
 @pytest.mark.parametrize("seed", SEEDS)
