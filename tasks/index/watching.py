@@ -19,7 +19,8 @@ import threading
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
-from memflow.tasks.index.freshness import RESIDENT, indexable, indexed_folders, mtime_ns
+from memflow.tasks.index.freshness import RESIDENT, WATERMARK, indexable, indexed_folders, mtime_ns
+from memflow.tasks.stores.files import read_json
 
 log = logging.getLogger("memflow.index")
 DEBOUNCE_MS, TICK_MS = 150, 400
@@ -98,7 +99,13 @@ class Watcher:
         from memflow.tasks.ground.lock import workspace_lock
         from memflow.tasks.index.incremental import index_paths
 
+        named = (read_json(self.lay.index_dir / WATERMARK, None) or {}).get("indexed_paths") or {}
+        done = {p for p in self.pending() if named.get(p) == mtime_ns(self.lay.root / p)}
+        with self._mutex:  # written through this process and indexed as they are: no lock, no run
+            self._dirty -= done
         todo = sorted(self.pending())
+        if not todo:
+            return
         try:
             with workspace_lock(self.lay.state_dir, "index-watch", wait=self.settings.lock_wait, record=False):
                 index_paths(self.settings, todo)
