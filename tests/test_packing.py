@@ -108,3 +108,27 @@ def test_a_block_costs_the_sum_of_its_lines(seed):
             assert total == count_tokens(text), repr(text)
         else:
             assert total >= count_tokens(text), repr(text)
+
+
+def test_line_scores_do_not_depend_on_the_order_of_a_lines_terms():
+    """Lines holding the same query terms (among others) score the same float: a set's order
+    follows the hash seed and the line's other words, and a plain sum in that order broke ties
+    between lines differently from run to run (the evaluation moved by a question)."""
+    import random
+
+    from memflow.schemas.recall import SearchResult
+    from memflow.tasks.recall.packing import line_scores
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        words = [f"{a}{b}{c}" for a in "bcdfghjklmnprstvz" for b in ("ar", "en", "ix", "ol", "um")
+                 for c in "aeiou"]
+        query = rng.sample(words, rng.randint(3, 9))
+        weights = {w: rng.uniform(0.1, 9.0) for w in query}
+        others = [w for w in words if w not in weights]
+        lines = [" ".join(rng.sample(query, len(query)) + rng.sample(others, rng.randint(0, 80)))
+                 for _ in range(300)]
+        hit = SearchResult(id="x", path="daily/2026-01-01/a.md", start_line=1, end_line=len(lines),
+                           score=1.0, text="\n".join(lines))
+        scores = set(line_scores(hit, weights, "bigram"))
+        assert len(scores) == 1 and scores.pop() > max(weights.values())

@@ -144,3 +144,22 @@ def test_within_one_note_the_later_value_is_packed_first():
     history = ["- 2026-06-09: I live in Lisbon now. [[daily/2026-06-09/a.md#L3]]",
                "  - until 2026-06-09: I live in Berlin now. [[daily/2026-06-01/b.md#L4]]"]
     assert newest_lines(history, None, "bigram") == [0, 1]  # a digest's current line stays first
+
+
+@pytest.mark.parametrize("seed", [int(s) for s in __import__("os").environ.get("MEMFLOW_SEEDS", "1,2,3").split(",")])
+def test_same_question_pairs_are_same_question_on_every_pair(seed):
+    """The pairs counted all at once (a packed context's lines) are exactly those `same_question`
+    holds for, over random term sets drawn from a generated vocabulary, with and without asked terms."""
+    import random
+
+    from memflow.tasks.recall.timeline import same_question, same_question_pairs
+
+    rng = random.Random(seed)
+    vocabulary = [f"w{n}" for n in range(rng.randint(8, 60))]
+    for _ in range(40):
+        lines = [frozenset(rng.sample(vocabulary, rng.randint(0, min(9, len(vocabulary)))))
+                 for _ in range(rng.randint(0, 30))]
+        asked = frozenset(rng.sample(vocabulary, rng.randint(0, 4)))
+        expected = [(i, j) for i in range(len(lines)) for j in range(i + 1, len(lines))
+                    if same_question(lines[i], lines[j], asked)]
+        assert same_question_pairs(lines, asked) == expected

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -388,9 +389,14 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
     return kept, rows
 
 
+_BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s")
+_UNTIL_RE = re.compile(r"^\s+[-*+]\s+until ")
+
+
+@lru_cache(maxsize=1 << 16)  # the same candidate lines come back query after query
 def _fact_key(line: str) -> str | None:
     """A current fact line (not history) as comparable text: no bullet, date, speaker, links."""
-    if not re.match(r"^\s{0,1}[-*+]\s", line) or re.match(r"^\s+[-*+]\s+until ", line):
+    if not _BULLET_RE.match(line) or _UNTIL_RE.match(line):
         return None
     text = line_text(line).lower()
     return text if len(text) >= 12 else None
@@ -461,11 +467,16 @@ def expand_links(index: keyword.KeywordIndex, lay: Layout, results: list[SearchR
     neighbours = {row["target"] for row in rows} | {row["source"] for row in rows}
     info = index.file_info(sorted(neighbours))
     cache: dict[str, list[str]] = {}
+    by_source: dict[str, list[dict]] = {}
+    by_target: dict[str, list[dict]] = {}
+    for row in rows:  # in link-table order
+        by_source.setdefault(row["source"], []).append(row)
+        by_target.setdefault(row["target"], []).append(row)
     for result in results:
         shown = " ".join(result.text.split())
-        outs = [r for r in rows if r["source"] == result.path
-                and result.start_line <= r["line"] <= result.end_line]
-        ins = [r for r in rows if r["target"] == result.path and r["source"] != result.path
+        outs = [r for r in by_source.get(result.path, ())
+                if result.start_line <= r["line"] <= result.end_line]
+        ins = [r for r in by_target.get(result.path, ()) if r["source"] != result.path
                and info.get(r["source"], {}).get("kind") != "day_index"
                and _points_into(r["anchor"], result.start_line, result.end_line)]
         result.links.extend([link for link in _out_links(lay, outs, info, cache)

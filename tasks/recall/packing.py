@@ -19,6 +19,7 @@ the same question, the newer comes first (`timeline.newest_lines`).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from datetime import date
@@ -39,9 +40,26 @@ KEEP = 0.3
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
     """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
-    transcript = result.path.endswith(".jsonl")  # a session log's lines: `Speaker: text`
-    return [sum(weights.get(t, 0.0) for t in _terms(line, tokenizer, transcript))
-            if _content(line) else 0.0 for line in result.text.split("\n")]
+    return [0.0 if terms is None else _score(terms, weights)
+            for terms, _, _ in _lines_of(result.text, tokenizer, result.path.endswith(".jsonl"))]
+
+
+@lru_cache(maxsize=1 << 14)
+def _lines_of(text: str, tokenizer: str, transcript: bool) -> tuple[tuple[frozenset[str] | None, bool, bool], ...]:
+    """Per line of a hit's text: its search terms (None for a line without content, `_content`),
+    whether it is replaced, whether it is code; kept across searches (a resident process meets
+    the same candidates again and again; `transcript`: a session log's `Speaker: text` lines)."""
+    return tuple((_terms(line, tokenizer, transcript) if _content(line) else None, is_replaced(line),
+                  is_code(line)) for line in text.split("\n"))
+
+
+def _score(terms: frozenset[str], weights: dict[str, float]) -> float:
+    """The summed weights of `terms`, exactly rounded (`math.fsum`): a set's order changes
+    with the process's hash seed, and a plain float sum with it, which broke ties between
+    lines differently from run to run."""
+    if terms.isdisjoint(weights):  # most lines of a candidate have none of the query's terms
+        return 0.0
+    return math.fsum(weights[t] for t in terms if t in weights)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -58,22 +76,21 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     `neighbours` lines either side of each (the answer to a question is often the next turn),
     best first (a block shows them in file order); the first lines when none matches;
     `scores`: `line_scores`, when known."""
-    lines = result.text.split("\n")
+    lines = _lines_of(result.text, tokenizer, result.path.endswith(".jsonl"))
     scores = line_scores(result, weights, tokenizer) if scores is None else scores
     best = max(scores, default=0.0)
     if best > 0:
         matching = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
         keep = matching | {j for i in matching for j in range(i - neighbours, i + neighbours + 1)
-                           if 0 <= j < len(lines) and _content(lines[j])}
+                           if 0 <= j < len(lines) and lines[j][0] is not None}
 
         def distance(j: int) -> int:
             return min(abs(j - i) for i in matching)
         # best first: the matching lines by score, then their neighbours, nearest first; code and
         # logs in a long message after its words (a listing is long and rarely the answer), a
         # replaced line after the current ones, so a tight budget drops them first
-        return sorted(keep, key=lambda i: (is_replaced(lines[i]), is_code(lines[i]), distance(i),
-                                           -scores[i], i))
-    return [i for i, line in enumerate(lines) if _content(line)][:2]
+        return sorted(keep, key=lambda i: (lines[i][1], lines[i][2], distance(i), -scores[i], i))
+    return [i for i, line in enumerate(lines) if line[0] is not None][:2]
 
 
 def _content(line: str) -> bool:
@@ -229,7 +246,9 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     @lru_cache(maxsize=None)
     def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:
-        text = block(results[i], sorted(chosen, key=place_of(i).__getitem__))
+        # one line needs no order (most hits a rung reaches are tried with one line only)
+        shown = list(chosen) if len(chosen) == 1 else sorted(chosen, key=place_of(i).__getitem__)
+        text = block(results[i], shown)
         return text, measure(text)
 
     def pack_into(budget: int) -> list[tuple[int, str]]:

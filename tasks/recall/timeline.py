@@ -19,6 +19,8 @@ import re
 from functools import lru_cache
 from datetime import date, timedelta
 
+import numpy as np
+
 from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
@@ -192,6 +194,32 @@ def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = 
         and bool(right - asked)
 
 
+def same_question_pairs(lines: list[frozenset[str]], asked: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+    """The pairs (i < j) of `lines` (their terms) for which `same_question` holds, counted for all
+    pairs at once: the shared, own and asked terms of every pair are products of one line x term
+    matrix (a packed context of a hundred lines has thousands of pairs)."""
+    if len(lines) < 2:
+        return []
+    vocabulary: dict[str, int] = {}
+    rows = [[vocabulary.setdefault(t, len(vocabulary)) for t in terms] for terms in lines]
+    has = np.zeros((len(lines), max(len(vocabulary), 1)), dtype=np.float32)
+    for n, columns in enumerate(rows):
+        has[n, columns] = 1.0
+    shared = (has @ has.T).astype(np.int64)  # exact: small integers
+    size = np.diag(shared)
+    left, right = size[:, None] - shared, size[None, :] - shared  # a - b, b - a
+    asked_columns = [vocabulary[t] for t in asked if t in vocabulary]
+    on_asked = has[:, asked_columns]
+    both = (on_asked @ on_asked.T).astype(np.int64)  # |a & b & asked|
+    mine = np.diag(both)  # |a & asked|
+    one_slot = np.maximum(left, right) <= np.maximum(2, shared // 2)
+    same_asked = (both >= 2) & (both >= np.maximum(mine[:, None], mine[None, :]) - 1) \
+        & (left - (mine[:, None] - both) > 0) & (right - (mine[None, :] - both) > 0)
+    found = (shared >= 2) & (left > 0) & (right > 0) & (one_slot | same_asked)
+    i, j = np.nonzero(np.triu(found, 1))
+    return list(zip(i.tolist(), j.tolist()))
+
+
 def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | None = None,
                  asked: set[str] | None = None) -> list[int]:
     """An order of packed `blocks` (indices) in which, whenever lines of two blocks answer the
@@ -226,21 +254,15 @@ def newest_order(items: list[list[tuple[tuple, frozenset[str]]]], question: froz
     """Indices of `items` (each a list of (time key, terms) lines) in rank order, except that an
     item with a line answering the same question as an earlier item's line at a later time key
     is pulled just before it; contradicting constraints keep rank order."""
-    postings: dict[str, set[int]] = {}
-    for n, lines in enumerate(items):
-        for _, terms in lines:
-            for term in terms:
-                postings.setdefault(term, set()).add(n)
+    owner = [n for n, lines in enumerate(items) for _ in lines]
+    keys = [key for lines in items for key, _ in lines]
     after: dict[int, set[int]] = {n: set() for n in range(len(items))}  # n -> items to come first
-    for p, lines in enumerate(items):
-        for q in {q for _, terms in lines for t in terms for q in postings[t] if q > p}:
-            for key_a, a in lines:
-                for key_b, b in items[q]:
-                    if key_a != key_b and same_question(a, b, question):
-                        if not max(key_a, key_b)[1]:
-                            continue  # only a current line pulls: an older replaced one never does
-                        newer, older = (p, q) if key_a > key_b else (q, p)
-                        after[older].add(newer)
+    for i, j in same_question_pairs([terms for lines in items for _, terms in lines], question):
+        p, q, key_a, key_b = owner[i], owner[j], keys[i], keys[j]
+        # only a current line pulls: an older replaced one never does
+        if p != q and key_a != key_b and max(key_a, key_b)[1]:
+            newer, older = (p, q) if key_a > key_b else (q, p)
+            after[older].add(newer)
     order: list[int] = []
     placed: set[int] = set()
 

@@ -108,7 +108,7 @@ class Postings:
             part = self.data[start:end]
             if weights is not None:
                 part = part * np.float32(weights.get(token, 1.0))
-            np.add.at(scores, self.indices[start:end], part)
+            scores[self.indices[start:end]] += part  # a token's documents are distinct: np.add.at's sums, ~5x faster
         return scores
 
 
@@ -178,5 +178,5 @@ class MergedPostings:
                 part = (idf * tf / (self.norm[rows] + tf)).astype(np.float32)
                 if weights is not None:
                     part = part * np.float32(weights.get(token, 1.0))
-                np.add.at(scores, rows, part)
+                scores[rows] += part  # distinct rows within a segment's postings
         return scores
