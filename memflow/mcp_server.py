@@ -359,8 +359,12 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = build_server(settings, token if transport == "http" else None)
-    from memflow.tasks.index import Watcher
+    from memflow.tasks.index import Watcher, warm_snapshot
 
+    try:
+        warm_snapshot(settings)  # the first write and search then cost what the next ones do
+    except Exception as exc:  # noqa: BLE001 - an unreadable snapshot: the tools say why when called
+        logging.getLogger("memflow").warning("the search snapshot could not be opened: %s", exc)
     watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
     try:
         if transport == "stdio":

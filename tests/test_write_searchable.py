@@ -117,3 +117,39 @@ def test_cli_search_sees_files_added_by_others_and_says_what_it_cannot_see(setti
     mark = api.search("first", ws).watermark
     assert mark["stale"] is False and "in place" in mark["unseen"]  # cannot know: says so
     assert api.status(ws)["index"]["stale"] is True  # status walks every file
+
+
+def test_a_resident_watcher_leaves_this_process_writes_to_them(settings, lay, monkeypatch):
+    """Writes through the API in a process whose watcher runs are indexed by the write itself:
+    the watcher neither indexes them again nor takes the lock while they run (it waited on
+    every write's lock and then held it, delaying the next call); an outside edit it indexes."""
+    import threading
+
+    import memflow.tasks.index.incremental as incremental
+    from memflow.tasks.index import Watcher
+
+    api.write("daily/2026-05-01/seed.md", "# Seed\n\n- a first note\n", None, None, None, settings)
+    runs: list[tuple[str, list[str]]] = []
+    index_paths = incremental.index_paths
+
+    def recorded(s, paths):
+        runs.append((threading.current_thread().name, list(paths)))
+        return index_paths(s, paths)
+    monkeypatch.setattr(incremental, "index_paths", recorded)
+    watcher = Watcher(settings).start()
+    try:
+        rng = random.Random(5)
+        for n in range(12):
+            api.write(f"daily/2026-05-0{1 + n % 3}/w{n}.md", f"# W {n}\n\n- {word(rng)} {word(rng)}\n",
+                      None, None, None, settings)
+            time.sleep(rng.uniform(0, 0.08))  # writes inside and across the watcher's ticks
+        time.sleep(1.0)
+        assert [r for r in runs if r[0] == "memflow-watch"] == []
+        assert api.search("first note", settings).watermark["stale"] is False
+        (lay.root / "daily/2026-05-01/outside.md").write_text("# O\n\n- zyzzyvaq outside\n", encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while not any(r[0] == "memflow-watch" for r in runs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ("memflow-watch", ["daily/2026-05-01/outside.md"]) in runs
+    finally:
+        watcher.stop()

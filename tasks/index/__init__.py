@@ -6,12 +6,13 @@ folder), `watermark` (what the index has seen), `index_problems` (files
 left out or read with a caveat, each with its reason), `reindex_pending` (a reindex was
 interrupted) and `embed_queries` (query vectors with the
 index's embedding model), `index_paths` (just the named files: a delta segment, so a
-write is searchable on return) and `Watcher` (a resident process indexes outside edits); `EmbeddingHealthError` (the embedding
+write is searchable on return), `warm_snapshot` (a resident process's first write and search
+are not slower) and `Watcher` (a resident process indexes outside edits); `EmbeddingHealthError` (the embedding
 model cannot be used). For imports: `chunk_embedding_keys` (each chunk's lines and the hash of
 the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, by hash) and `link_kinds` (links per kind).
 """
 
-from memflow.tasks.index.incremental import index_paths, run_index
+from memflow.tasks.index.incremental import index_paths, run_index, warm_snapshot
 from memflow.tasks.index.indexing import (
     chunk_embedding_keys,
     drop_old_snapshots,
@@ -32,7 +33,7 @@ from memflow.tasks.index.vectors import (
 
 __all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
            "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
-           "drop_old_snapshots", "index_paths", "open_store", "Watcher", "EmbeddingHealthError"]
+           "drop_old_snapshots", "index_paths", "warm_snapshot", "open_store", "Watcher", "EmbeddingHealthError"]
 
 
 def __getattr__(name: str):

@@ -135,6 +135,18 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
                         skipped=skipped, warnings=warnings)
 
 
+def warm_snapshot(settings: Settings) -> None:
+    """Open the search snapshot and group its rows by path (what the first write and search
+    of a resident process would otherwise build: ~0.1-0.3 s at 24,000 files); nothing
+    without a snapshot."""
+    current = keyword.current(indexing.keyword_dir(layout(settings), settings))
+    if current is None:
+        return
+    for table, column in (("docs", "path"), ("links", "source"), ("links", "target"), ("files", "path")):
+        if getattr(current, table) is not None:
+            rowmaps.live_rows(current, table, column, [])
+
+
 def snapshot_catalog(current: keyword.KeywordIndex, rels: list[str]) -> dict[str, CatalogFile]:
     """The catalog rows of `rels` as the search snapshot has them (it holds the files rows
     whole; a current snapshot's are the tables' once those are level)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
@@ -36,6 +37,7 @@ class Watcher:
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
+        self._deferred = 0.0  # when the files pending were first left to a write of this process
         self.error = ""
 
     @property
@@ -96,7 +98,7 @@ class Watcher:
     def _index(self) -> None:
         """Index the pending files; on an error (the lock busy past its wait, a failed
         write) they stay pending and the error is kept for the watermark."""
-        from memflow.tasks.ground.lock import workspace_lock
+        from memflow.tasks.ground.lock import read_holder, workspace_lock
         from memflow.tasks.index.incremental import index_paths
 
         named = (read_json(self.lay.index_dir / WATERMARK, None) or {}).get("indexed_paths") or {}
@@ -106,6 +108,13 @@ class Watcher:
         todo = sorted(self.pending())
         if not todo:
             return
+        if (read_holder(self.lay.state_dir) or {}).get("pid") == os.getpid():
+            # a write in this process holds the lock and indexes what it wrote: look again on the
+            # next tick (up to `lock_wait`, then wait for the lock as any other job would)
+            self._deferred = self._deferred or time.monotonic()
+            if time.monotonic() - self._deferred < self.settings.lock_wait:
+                return
+        self._deferred = 0.0
         try:
             with workspace_lock(self.lay.state_dir, "index-watch", wait=self.settings.lock_wait, record=False):
                 index_paths(self.settings, todo)
