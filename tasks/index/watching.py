@@ -64,11 +64,14 @@ class Watcher:
     def watermark(self, mark: dict) -> dict:
         """Stale while a file seen changing is not indexed as it is now (a write through this
         process indexed it already: its event does not make the answer stale)."""
-        named = mark.get("indexed_paths") or {}
-        pending = {p for p in self.pending() if named.get(p) != mtime_ns(self.lay.root / p)}
+        pending = self._unindexed(mark.get("indexed_paths") or {}, self.pending())
         out = {"indexed_at": mark["indexed_at"], "changed_since": len(pending), "stale": bool(pending),
                "files": mark["files"], "chunks": mark["chunks"], "checked": "watcher"}
         return {**out, "error": self.error} if self.error else out
+
+    def _unindexed(self, named: dict[str, int], paths: set[str]) -> set[str]:
+        """Those of `paths` not indexed as they are now (`named`: the watermark's path -> mtime)."""
+        return {p for p in paths if named.get(p) != mtime_ns(self.lay.root / p)}
 
     def _folders(self) -> list[str]:
         found = []
@@ -102,9 +105,9 @@ class Watcher:
         from memflow.tasks.index.incremental import index_paths
 
         named = (read_json(self.lay.index_dir / WATERMARK, None) or {}).get("indexed_paths") or {}
-        done = {p for p in self.pending() if named.get(p) == mtime_ns(self.lay.root / p)}
+        seen = self.pending()
         with self._mutex:  # written through this process and indexed as they are: no lock, no run
-            self._dirty -= done
+            self._dirty -= seen - self._unindexed(named, seen)
         todo = sorted(self.pending())
         if not todo:
             return

@@ -47,15 +47,10 @@ class Groups:
         return self.order[self.bounds[n]:self.bounds[n + 1]]
 
 
-def groups(column: pa.Array | pa.ChunkedArray) -> Groups:
-    """value -> the row numbers holding it (ascending), for a string column."""
-    return Groups(column)
-
-
 def _segment_rows(segment: KeywordIndex, table: str, column: str) -> Groups:
     key = ("rows", table, column)
     if key not in segment.masks:
-        segment.masks[key] = groups(getattr(segment, table).column(column))
+        segment.masks[key] = Groups(getattr(segment, table).column(column))
     return segment.masks[key]
 
 
