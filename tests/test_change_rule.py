@@ -270,3 +270,29 @@ def test_roles_and_labels_are_not_subjects(vocab):
         obj = pick(rng, v, "object")
         subject = subject_of(f"{quantifier} of the {obj} {noun}s in {thing} time out on the fixture.")
         assert subject.name.split()[0].lower() == obj, (quantifier, obj, subject)  # not "Half"
+
+
+def test_a_named_speakers_encouragement_is_theirs_a_how_to_with_a_tool_is_a_procedure(vocab):
+    """In a conversation between named people, "never give up!" or "check out my painting" is
+    what that person said (their node); a line naming a script or command is a procedure,
+    whoever says it; with no speaker named, steps stay a procedure. Procedure names keep
+    contractions whole (no "Don forget ...")."""
+    from memflow.tasks.dream.facts import subject_of
+
+    rng, v = vocab
+    opening = ["Never", "Always", "Don't forget to", "Make sure you", "Check out", "Stop", "Use"]
+    for _ in range(60):
+        name, obj, noun, verb = pick(rng, v, "name"), pick(rng, v, "object"), pick(rng, v, "noun"), pick(rng, v, "verb")
+        said = f"{rng.choice(opening)} {verb} the {obj} {noun}{rng.choice(['!', '.', ''])}"
+        subject = subject_of(said, name)
+        assert subject.bucket == "personal" and subject.key.startswith(f"person:{name.lower()}:"), (said, subject)
+        mine = f"Check out my {obj} {noun} from last {pick(rng, v, 'qualifier')}!"
+        assert subject_of(mine, name).bucket == "personal" and subject_of(mine).bucket == "personal", mine
+        tool = rng.choice([f"Run scripts/{noun}.sh before the {obj} sync.",
+                           f"Use `{verb} --{obj}` to rebuild the {noun}.",
+                           f"Never restart {noun}.py while the {obj} drains."])
+        assert subject_of(tool, name).bucket == "procedure", tool
+        steps = f"Always {verb} the {obj} before the {noun} sync."
+        assert subject_of(steps).bucket == "procedure", steps
+        named = subject_of(f"Don't forget to {verb} the {obj} {noun} first.")
+        assert "Don" not in named.name.split() and not named.key.startswith("procedure:don-"), named

@@ -26,16 +26,21 @@ def vocabulary(rng: random.Random, size: int) -> list[str]:
     return sorted({"".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(size)})
 
 
-def file_rows(rng: random.Random, path: str, words: list[str]) -> list[dict]:
-    """One file's chunks: 1-3 chunks of Zipf-ish terms (a few words are common, most rare)."""
-    rows = []
+def file_rows(rng: random.Random, path: str, words: list[str], counted: float = 1.0) -> list[dict]:
+    """One file's chunks: 1-3 chunks of Zipf-ish terms (a few words are common, most rare);
+    with probability `counted` the file's terms make the BM25 statistics (else it is derived)."""
+    rows, kept = [], rng.random() < counted
     for n in range(rng.randint(1, 3)):
         terms = [words[min(int(rng.paretovariate(0.8)) - 1, len(words) - 1)] for _ in range(rng.randint(1, 30))]
         rows.append({"id": f"{path}#{n}#{rng.random()}", "path": path, "layer": "daily", "kind": "note",
                      "date": None, "start_line": n * 10 + 1, "end_line": n * 10 + 9, "heading_path": "",
                      "text": " ".join(terms), "name": "", "description": "", "tags": [], "superseded_lines": [],
-                     "superseded_until": [], "terms": terms})
+                     "superseded_until": [], "terms": terms, "counted": kept})
     return rows
+
+
+def counted_of(rows: list[dict]) -> np.ndarray:
+    return np.array([r["counted"] for r in rows], dtype=bool)
 
 
 def tables(rows: list[dict], files: dict[str, list[dict]] | None = None):
@@ -63,12 +68,17 @@ def scores_by_id(index: keyword.KeywordIndex, query: list[str]) -> dict[str, flo
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_scores_with_delta_segments_equal_a_full_rebuild(tmp_path, seed):
+    """Statistics over the counted rows only (some files derived, sometimes all: then every row
+    counts) are merged exactly too."""
     rng = random.Random(seed)
     words = vocabulary(rng, 400)
-    state = {f"daily/f{n}.md": file_rows(rng, f"daily/f{n}.md", words) for n in range(120)}
+    share = rng.choice([1.0, 0.7, 0.3, 0.0])
+    state = {f"daily/f{n}.md": file_rows(rng, f"daily/f{n}.md", words, share) for n in range(120)}
     main_dir, oracle_dir = tmp_path / "delta", tmp_path / "oracle"
-    docs, terms, links, files = tables([r for rows in state.values() for r in rows])
-    keyword.build(main_dir, docs, terms, {"tokenizer": "t"}, links, files)
+    every = [r for rows in state.values() for r in rows]
+    docs, terms, links, files = tables(every)
+    keyword.build(main_dir, docs, None, {"tokenizer": "t"}, links, files,
+                  parts=keyword.bm25_parts(terms, counted_of(every)))
     index = keyword.current(main_dir)
     for step in range(25):
         changed = set(rng.sample(sorted(state), rng.randint(1, 4)))
@@ -76,22 +86,26 @@ def test_scores_with_delta_segments_equal_a_full_rebuild(tmp_path, seed):
             if rng.random() < 0.25:
                 state.pop(path)
             else:
-                state[path] = file_rows(rng, path, words)
+                state[path] = file_rows(rng, path, words, share)
         if rng.random() < 0.3:  # a new file
             path = f"daily/new{step}.md"
-            state[path] = file_rows(rng, path, words)
+            state[path] = file_rows(rng, path, words, share)
             changed.add(path)
         new = [r for p in sorted(changed) for r in state.get(p, [])]
         d, t, lk, fl = tables(new, {p: [] for p in changed if p in state}) if new else tables([])
         lk = lk.filter(pa.array([s in changed for s in lk.column("source").to_pylist()], pa.bool_()))
-        segments.publish_delta(main_dir, index, changed, d, t, lk, fl)
+        segments.publish_delta(main_dir, index, changed, d, t, lk, fl, counted=counted_of(new))
         index = keyword.current(main_dir)
         assert index.main is not None and index.alive is not None
-        full = keyword.build(oracle_dir, *tables([r for rows in state.values() for r in rows])[:2],
-                             {"tokenizer": "t"}, *tables([r for rows in state.values() for r in rows])[2:])
+        every = [r for rows in state.values() for r in rows]
+        o_docs, o_terms, o_links, o_files = tables(every)
+        full = keyword.build(oracle_dir, o_docs, None, {"tokenizer": "t"}, o_links, o_files,
+                             parts=keyword.bm25_parts(o_terms, counted_of(every)))
         oracle = keyword.load(oracle_dir)
         assert oracle.generation == full.name
         assert index.retriever.num_docs == oracle.retriever.num_docs == sum(map(len, state.values()))
+        assert index.retriever.stat_docs == oracle.retriever.stat_docs == (
+            int(counted_of(every).sum()) or len(every))
         for _ in range(8):
             query = rng.sample(words[:60], rng.randint(1, 4)) + rng.sample(words, 2)
             got, want = scores_by_id(index, query), scores_by_id(oracle, query)

@@ -253,6 +253,23 @@ def facet_of(text: str, attribute: str | None) -> str:
     return "life"
 
 
+_CODE_SPAN_RE = re.compile(r"`[^`\n]+`")
+
+
+def is_procedure(text: str, who: str = "", group: bool = False) -> bool:
+    """A how-to: a line naming a tool (a script, file, command in backticks, CONSTANT) said by
+    no one in particular, or steps (a line opening on an instruction) that name a tool or that
+    no named speaker says about themselves. A named speaker's "never give up!" or "check out
+    my painting" is what that person said (their node), not a procedure."""
+    tool = bool(_IDENTIFIER_RE.search(text) or _CODE_SPAN_RE.search(text))
+    mine = bool(_FIRST_PERSON.search(text))
+    if tool and not group and not mine:
+        return True
+    if not _PROCEDURE_START.match(text.strip()):
+        return False
+    return tool or not (who or mine)
+
+
 def procedure_subject(text: str) -> str:
     """What a procedure is for: its script or command (`deploy/rollback.sh` -> "deploy rollback"),
     else its first content words."""
@@ -263,7 +280,8 @@ def procedure_subject(text: str) -> str:
                                                      "sql", "toml", "scripts", "script", "bin", "src"}]
         if words:
             return " ".join(dict.fromkeys(words))
-    words = [w for w in re.findall(r"[A-Za-z][\w-]+", text) if w.lower() not in _STOP_NAMES][:3]
+    words = [w for w in re.findall(r"[A-Za-z][\w'’-]*[\w]", text)
+             if w.lower().replace("’", "'") not in _STOP_NAMES][:3]
     return " ".join(w.lower() for w in words) or text[:24]
 
 
@@ -285,8 +303,7 @@ def subject_of(text: str, who: str = "") -> Subject:
         text = labelled.group(2)
     attribute = attribute_of(text)
     group = _GROUP_RE.search(text)
-    if _PROCEDURE_START.match(text.strip()) or (_IDENTIFIER_RE.search(text) and not group
-                                                and not _FIRST_PERSON.search(text)):
+    if is_procedure(text, who, group is not None):
         about = procedure_subject(text)
         return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
     if group and attribute not in ("home", "employer", "drink", "diet") and not (

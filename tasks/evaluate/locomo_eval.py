@@ -31,7 +31,7 @@ from memflow.tasks.evaluate.metrics import (
 from memflow.tasks.ground.tokens import count_tokens, truncate_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
-from memflow.tasks.recall import expand, packer, render_compact, search, term_weights
+from memflow.tasks.recall import expand, line_citations, packer, render_compact, search, term_weights
 
 
 def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) -> dict:
@@ -144,11 +144,14 @@ class Transcript:
 
 
 def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
-                 cover: Callable[[str], set[str]], neighbours: int = 1) -> Callable[[int], tuple[list[set[str]], int]]:
+                 cover: Callable[[str], set[str]], neighbours: int = 1,
+                 citations: Callable[[str, int], frozenset] | None = None
+                 ) -> Callable[[int], tuple[list[set[str]], int]]:
     """`budget -> (coverage of each packed block, tokens)` for one ranked list (the lines of
-    each hit chosen, and each text counted, once for all budgets)."""
+    each hit chosen, and each text counted, once for all budgets; `citations` as the API
+    packs with: `recall.line_citations`)."""
     count = lru_cache(maxsize=None)(count_tokens)
-    pack_into = packer(results, weights, count, tokenizer, neighbours)
+    pack_into = packer(results, weights, count, tokenizer, neighbours, citations=citations)
 
     def packed(budget: int) -> tuple[list[set[str]], int]:
         blocks = pack_into(budget)
@@ -196,6 +199,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
     baseline = Baseline(sample)
     transcript = Transcript(sample, settings, built)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
+    cited, t_cited = line_citations(settings), line_citations(transcript.settings)
     rows = []
     for q in sample["qa"]:
         ids, malformed = parse_evidence(q.get("evidence", []))
@@ -219,7 +223,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
                         for t, cov in zip(shown, cover)]
             packed = packed_cover(response.results, term_weights(settings, q["question"]),
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
-                                  settings.pack_neighbours)
+                                  settings.pack_neighbours, cited)
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget
@@ -236,7 +240,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             t_cover = [covered_turns(t, turns, {}, quotes=quotes) for t in t_shown]
             t_packed = packed_cover(t_results, term_weights(transcript.settings, q["question"]),
                                     settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}, quotes=quotes),
-                                    settings.pack_neighbours)
+                                    settings.pack_neighbours, t_cited)
             t_scores = score(t_cover, t_shown, evidence, ks, budgets,
                              lambda i, t: covered_turns(t, turns, {}, quotes=quotes),
                              [{session_of(c) for c in cov} for cov in t_cover],

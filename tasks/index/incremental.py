@@ -35,6 +35,7 @@ from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import indexable, note_indexed
 from memflow.tasks.index.planning import DiskFile, plan_index
 from memflow.tasks.index.superseded import superseded_lines
+from memflow.tasks.index.statistics import counted_rows
 from memflow.tasks.stores import keyword, rowmaps, segments
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
 from memflow.tasks.stores.lance import IndexStore
@@ -237,8 +238,9 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
         return False
     files, links = rows[0].select(keyword.FILE_COLUMNS), rows[2].select(keyword.LINK_COLUMNS)
     docs = _with_superseded(lay, current, changed, docs, links)
+    counted = counted_rows(lay, docs.column("path"), docs.column("layer"), links)
     segments.publish_delta(indexing.keyword_dir(lay, settings), current, set(changed), docs, terms, links, files,
-                           tables_behind=tables_behind)
+                           tables_behind=tables_behind, counted=counted)
     return True
 
 

@@ -41,6 +41,7 @@ from memflow.tasks.index import chunking
 from memflow.tasks.index.bounds import bound_rows, cut_warning
 from memflow.tasks.index.planning import DiskFile, IndexPlan, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
+from memflow.tasks.index.statistics import counted_rows
 from memflow.tasks.index.vectors import (
     check_dimension,
     embedding_input,
@@ -310,8 +311,10 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     folder = keyword_dir(lay, settings)
     # The terms are read, scored and let go before the result rows are read (two projected
     # scans, same row order: checked by id), so the two are never held at once.
-    scored = store.chunk_columns(["id", "terms"])
-    parts = keyword.bm25_parts(scored.column("terms"))
+    scored = store.chunk_columns(["id", "terms", "path", "layer"])
+    links = store.link_table()
+    counted = counted_rows(lay, scored.column("path"), scored.column("layer"), links)
+    parts = keyword.bm25_parts(scored.column("terms"), counted)
     ids = scored.column("id")
     del scored
     table = store.chunk_columns(keyword.CHUNK_COLUMNS).combine_chunks()  # one batch, as stored
@@ -331,7 +334,6 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         if has.any():
             matrix[has] = stored[pc.drop_null(where).to_numpy()]
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
-    links = store.link_table()
     numbers, days = superseded_lines(table, links, lay.daily, lay.digest, lay.session)
     docs = table.append_column("superseded_lines", numbers).append_column("superseded_until", days)
     del table

@@ -5,11 +5,18 @@ Entry points: `search` (raises `IndexMissing` when there is no index yet), and t
 `render_result`, `render_response`, `render_compact` (what an agent is shown) and
 `tool_call_messages` (an OpenAI tool call and its answer), `results_table` (hits as table rows);
 `pack`/`packer`/`hit_packer` (hits packed line by line into a token budget; `attach_links` for
-the hits that made it; `asked_window`: the days a question asks about); browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
+the hits that made it; `asked_window`: the days a question asks about; `line_citations`: what a note line cites, for packing); browsing without a query: `recent_notes` and `note_context` (a note and its links to a depth).
 """
 
 from memflow.tasks.recall.browse import note_context, recent_notes
-from memflow.tasks.recall.hybrid import IndexMissing, asked_window, attach_links, search, term_weights
+from memflow.tasks.recall.hybrid import (
+    IndexMissing,
+    asked_window,
+    attach_links,
+    line_citations,
+    search,
+    term_weights,
+)
 from memflow.tasks.recall.packing import expand, hit_packer, pack, packer
 from memflow.tasks.recall.presenting import (
     render_compact,
@@ -21,4 +28,4 @@ from memflow.tasks.recall.presenting import (
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
            "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer",
-           "hit_packer", "expand", "term_weights", "attach_links", "asked_window"]
+           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +35,7 @@ from memflow.tasks.recall.perspective import first_person
 from memflow.tasks.recall.speakers import search_tokens, speakers_after_words
 from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
-from memflow.tasks.stores import keyword
+from memflow.tasks.stores import keyword, rowmaps
 from memflow.tasks.stores.files import read_text
 
 log = logging.getLogger("memflow.recall")
@@ -114,18 +115,19 @@ def row_mask(index: keyword.KeywordIndex, filters: Filters, tokenizer: str = "bi
 
 
 def keyword_branch(index: keyword.KeywordIndex, tokens: list[str], n: int, filters: Filters,
-                   settings: Settings) -> list[tuple[str, float]]:
-    """BM25 top-n; with `settings.prf_terms`, a second pass with the feedback terms added, and
-    with `settings.note_weight`, each hit lifted by its file's other hits."""
+                   settings: Settings, factor: np.ndarray | None = None) -> list[tuple[str, float]]:
+    """BM25 top-n (the n best by score x `factor`, see `row_factors`); with
+    `settings.prf_terms`, a second pass with the feedback terms added, and with
+    `settings.note_weight`, each hit lifted by its file's other hits."""
     mask = row_mask(index, filters, settings.keyword_tokenizer)
-    hits = speakers_after_words(index, tokens, n, mask)
+    hits = speakers_after_words(index, tokens, n, mask, factor)
     if settings.prf_terms and hits:
         extra = feedback_terms(index, tokens, hits[:settings.prf_docs], settings.prf_terms,
                                settings.keyword_tokenizer)
         if extra:
             weights = {t: float(tokens.count(t)) for t in tokens}
             weights.update({t: settings.prf_weight * w for t, w in extra.items()})
-            hits = keyword.top_k(index, list(weights), n, mask, weights)
+            hits = keyword.top_k(index, list(weights), n, mask, weights, factor)
     if settings.note_weight and hits:
         hits = note_scores(index, hits, settings.note_weight)
     ids = index.docs.column("id")
@@ -183,7 +185,7 @@ class VectorsUnavailable(RuntimeError):
 
 
 def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[str], n: int,
-                  filters: Filters) -> list[tuple[str, float]]:
+                  filters: Filters, factor: np.ndarray | None = None) -> list[tuple[str, float]]:
     """Exact cosine top-n over the snapshot's vectors for the embeddings of `texts`. Raises
     VectorsUnavailable when the embedding model fails or its dimension is not the index's."""
     from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
@@ -203,7 +205,8 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
         raise VectorsUnavailable(
             f"{settings.embedding_model} now returns {vectors.shape[-1]}-dim vectors, the index holds "
             f"{dims}-dim ones: run `memflow reindex` to embed every chunk again")
-    hits = keyword.nearest(index, vectors, n, row_mask(index, filters, settings.keyword_tokenizer), matmul)
+    hits = keyword.nearest(index, vectors, n, row_mask(index, filters, settings.keyword_tokenizer), matmul,
+                           factor)
     ids = index.docs.column("id")
     return [(ids[row].as_py(), score) for row, score in hits]
 
@@ -242,21 +245,22 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         vectors_on = False
     texts = vector_queries(settings, query) if vectors_on else []
     tokens = search_tokens(index, query, settings.keyword_tokenizer)
-    rankings = {"keyword": keyword_branch(index, tokens, n, filters, settings)}
+    priors = {"digest": settings.digest_weight, "session": settings.session_weight}
+    window = time_window(query, today_in(settings.timezone)) if settings.time_weight else None
+    timing = time_factors(index, window, settings.time_weight, settings.recency_weight,
+                          settings.recency_half_life_days)
+    factor = row_factors(index, priors, timing)
+    rankings = {"keyword": keyword_branch(index, tokens, n, filters, settings, factor)}
     if vectors_on:
         try:
-            rankings["vector"] = vector_branch(index, settings, texts, n, filters)
+            rankings["vector"] = vector_branch(index, settings, texts, n, filters, factor)
         except VectorsUnavailable as exc:
             warnings.append(f"keyword (BM25) results only: {exc}")
             vectors_on = False
     for warning in warnings:
         log.warning("%s", warning)
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
-    priors = {"digest": settings.digest_weight, "session": settings.session_weight}
-    window = time_window(query, today_in(settings.timezone)) if settings.time_weight else None
-    timing = time_factors(index, window, settings.time_weight, settings.recency_weight,
-                          settings.recency_half_life_days)
-    rankings = {b: weigh_layers(index, r, priors, timing) for b, r in rankings.items()}
+    rankings = {b: weigh_layers(index, r, factor) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
     if not filters.superseded:  # a hit matching only on replaced lines goes below current ones
         fused = current_first(fused, lambda c: replaced_rows(index, c), set(tokens),
@@ -270,13 +274,13 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
                               keyword=f.raw.get("keyword"))
         if explain:
-            factor = timing[index.row_of(f.id)] if timing is not None else 1.0
+            time_factor = timing[index.row_of(f.id)] if timing is not None else 1.0
             result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
                               "rrf_k": settings.rrf_k, "candidates_per_branch": n,
                               "vector_queries": texts, "layer": row.get("layer"),
                               "date": row["date"].isoformat() if row.get("date") else None,
                               "time_window": [d.isoformat() for d in window] if window else None,
-                              "time_factor": round(float(factor), 4)}
+                              "time_factor": round(float(time_factor), 4)}
         results.append(result)
     expand_links(index, lay, results, link_limit)
     links_in_time(results, filters)
@@ -287,19 +291,32 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                           vector_hits=vector_hits, keyword_hits=keyword_hits, warnings=warnings)
 
 
-def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],
-                 priors: dict[str, float], timing: np.ndarray | None = None) -> list[tuple[str, float]]:
-    """A branch's ranking with each layer's chunks' scores (BM25, cosine) times its prior
-    (`digest_weight`, `session_weight`) and its time factor (`time_factors`), re-sorted: priors
-    on relevance, so a chunk that matches far better still ranks first (1.0: unchanged)."""
+def row_factors(index: keyword.KeywordIndex, priors: dict[str, float],
+                timing: np.ndarray | None = None) -> np.ndarray | None:
+    """One score factor per snapshot row: its layer's prior (`digest_weight`, `session_weight`)
+    times its time factor (`time_factors`); None when every factor is 1. The branches choose
+    their candidates by score x factor and `weigh_layers` ranks by it."""
     priors = {layer: w for layer, w in priors.items() if w != 1.0}
-    if not priors and timing is None:
-        return ranking
-    layers = index.docs.column("layer")
+    if not priors:
+        return timing
+    key = f"priors:{sorted(priors.items())}"
+    if key not in index.masks:  # per index, like the filter masks
+        layers = index.docs.column("layer")
+        prior = np.ones(index.size)
+        for layer, weight in priors.items():
+            prior[pc.fill_null(pc.equal(layers, layer), False).to_numpy(zero_copy_only=False)] = weight
+        index.masks[key] = prior
+    return index.masks[key] if timing is None else index.masks[key] * timing
 
-    def factor(row: int) -> float:
-        return priors.get(layers[row].as_py(), 1.0) * (timing[row] if timing is not None else 1.0)
-    weighed = [(cid, score * factor(index.row_of(cid))) for cid, score in ranking]
+
+def weigh_layers(index: keyword.KeywordIndex, ranking: list[tuple[str, float]],
+                 factor: np.ndarray | None) -> list[tuple[str, float]]:
+    """A branch's ranking with each chunk's score (BM25, cosine) times its row's `factor`
+    (`row_factors`), re-sorted: priors on relevance, so a chunk that matches far better still
+    ranks first (None: unchanged)."""
+    if factor is None:
+        return ranking
+    weighed = [(cid, score * float(factor[index.row_of(cid)])) for cid, score in ranking]
     return sorted(weighed, key=lambda pair: -pair[1])
 
 
@@ -439,6 +456,26 @@ def _message_line(line: str) -> str:
     except json.JSONDecodeError:
         return line
     return message_line(message) if isinstance(message, dict) else line
+
+
+def line_citations(settings: Settings) -> Callable[[str, int], frozenset]:
+    """`(path, line) -> the (path, line)s that line's provenance links cite`, from the
+    snapshot's link graph, each file's links read once (what packing follows from a digest
+    line through the daily line it cites to the turn)."""
+    index = open_index(layout(settings), settings)
+    per_file: dict[str, dict[int, frozenset]] = {}
+
+    def cited(path: str, line: int) -> frozenset:
+        if path not in per_file:
+            rows = rowmaps.row_dicts(index.links, rowmaps.live_rows(index, "links", "source", [path]))
+            lines: dict[int, set] = {}
+            for row in rows:
+                if row["anchor"]:
+                    lines.setdefault(row["line"], set()).update(
+                        (row["target"], n) for a, b in parse_anchor(row["anchor"]) for n in range(a, b + 1))
+            per_file[path] = {n: frozenset(places) for n, places in lines.items()}
+        return per_file[path].get(line, frozenset())
+    return cited
 
 
 def attach_links(settings: Settings, results: list[SearchResult], limit: int = 10,

@@ -23,10 +23,18 @@ import math
 import re
 from collections.abc import Callable
 from datetime import date
+from dataclasses import replace
 from functools import lru_cache
 
 from memflow.schemas.recall import SearchResult
-from memflow.tasks.ground.markdown import line_date, line_text, parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import (
+    FACT_DATE_RE,
+    HISTORY_DATE_RE,
+    line_date,
+    line_text,
+    parse_anchor,
+    searchable_text,
+)
 from memflow.tasks.ground.speakers import line_terms
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.ground.tokenize import tokenize
@@ -81,7 +89,7 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     best = max(scores, default=0.0)
     if best > 0:
         matching = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
-        keep = matching | {j for i in matching for j in range(i - neighbours, i + neighbours + 1)
+        keep = matching | {j for i in matching for j in context_of(result.text, i, neighbours)
                            if 0 <= j < len(lines) and lines[j][0] is not None}
 
         def distance(j: int) -> int:
@@ -91,6 +99,28 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
         # replaced line after the current ones, so a tight budget drops them first
         return sorted(keep, key=lambda i: (lines[i][1], lines[i][2], distance(i), -scores[i], i))
     return [i for i, line in enumerate(lines) if line[0] is not None][:2]
+
+
+def context_of(text: str, i: int, neighbours: int) -> list[int]:
+    """The lines shown beside line `i` of a hit: up to `neighbours` either side (the answer to
+    a question is often the next turn), but a dated fact line (a digest node's `- DATE: ...`)
+    stands alone: the facts beside it are other facts, not its context; only its own history
+    (`  - until DATE: ...`) goes with it."""
+    lines = _split(text)
+    if not FACT_DATE_RE.match(lines[i]):
+        return [j for j in range(i - neighbours, i + neighbours + 1)
+                if 0 <= j < len(lines) and not FACT_DATE_RE.match(lines[j])]
+    history = []
+    for j in range(i + 1, min(len(lines), i + 1 + neighbours)):
+        if not HISTORY_DATE_RE.match(lines[j]):
+            break
+        history.append(j)
+    return [i, *history]
+
+
+@lru_cache(maxsize=4096)
+def _split(text: str) -> list[str]:
+    return text.split("\n")
 
 
 def _content(line: str) -> bool:
@@ -187,21 +217,24 @@ def expand(packed: str) -> str:
 
 def packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
            tokenizer: str = "bigram", neighbours: int = 1,
-           window: tuple[date, date] | None = None) -> Callable[[int], list[str]]:
+           window: tuple[date, date] | None = None,
+           citations: Callable[[str, int], frozenset] | None = None) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget, and what a budget packs every larger budget packs too
     (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
-    (the same line, the daily line a digest fact cites, a turn a note line holds all the text
-    of) is not shown twice; a turn a note line only quotes in part is shown in its own words. Each hit's lines are chosen and each text counted
+    (the same line, the daily line a digest fact cites or the turn that daily line cites, a turn
+    a note line holds all the text of) is not shown twice (`citations(path, line)`: the lines a
+    note line cites, from the index's links: how a digest line reaches the turn); a turn a note line only quotes in part is shown in its own words. Each hit's lines are chosen and each text counted
     once however many budgets are packed. The blocks chosen are then ordered newest first where
     their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
-    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window)
+    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations)
     return lambda budget: [text for _, text in pack_hits(budget)]
 
 
 def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
                tokenizer: str = "bigram", neighbours: int = 1,
-               window: tuple[date, date] | None = None) -> Callable[[int], list[tuple[int, str]]]:
+               window: tuple[date, date] | None = None,
+               citations: Callable[[str, int], frozenset] | None = None) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows.
 
     The context at a budget is the longest prefix of one sequence of lines that fits, so what
@@ -227,7 +260,14 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     @lru_cache(maxsize=None)
     def units_of(i: int) -> list[Unit]:
         offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
-        return [unit_of(results[i], o) for o in offsets]
+        units = [unit_of(results[i], o) for o in offsets]
+        return [through(u) for u in units] if citations is not None else units
+
+    def through(unit: Unit) -> Unit:
+        """A note line citing another note's line cites what that line cites too."""
+        further = frozenset().union(*(citations(path, line) for path, line in unit.cites
+                                      if not path.endswith(".jsonl")))
+        return replace(unit, cites=unit.cites | further) if further - unit.cites else unit
 
     @lru_cache(maxsize=None)
     def place_of(i: int) -> dict[int, int]:

@@ -17,18 +17,18 @@ def search_tokens(index: keyword.KeywordIndex, query: str, tokenizer: str) -> li
 
 
 def speakers_after_words(index: keyword.KeywordIndex, tokens: list[str], n: int,
-                         mask: np.ndarray) -> list[tuple[int, float]]:
+                         mask: np.ndarray, factor: np.ndarray | None = None) -> list[tuple[int, float]]:
     """BM25 top-n where a speaker the query names counts fully in chunks matching a word of the
     query, and a chunk matching only the speaker ranks after all of those (`user: hi` is never
     the second answer to "where does the user live", but can fill a large budget)."""
     words = said_words(tokens)
     if len(words) == len(tokens):
-        return keyword.top_k(index, tokens, n, mask)
+        return keyword.top_k(index, tokens, n, mask, factor=factor)
     worded = rows_with(index.retriever, len(mask), words)
-    hits = keyword.top_k(index, tokens, n, mask & worded)
+    hits = keyword.top_k(index, tokens, n, mask & worded, factor=factor)
     if len(hits) < n:
         floor = min((score for _, score in hits), default=1.0)
-        rest = keyword.top_k(index, tokens, n - len(hits), mask & ~worded)
+        rest = keyword.top_k(index, tokens, n - len(hits), mask & ~worded, factor=factor)
         top = max((score for _, score in rest), default=1.0)
         # below every worded hit, even after the layer priors (session 1.5, digest 0.5) apply
         hits += [(row, floor * 0.1 * score / top) for row, score in rest]

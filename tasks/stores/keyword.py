@@ -53,7 +53,8 @@ DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus w
 # 6: each main segment keeps its term frequencies and document lengths (delta segments merge them)
 # 7: frontmatter tags per row (a filter column like layer and date); 8: the files rows whole
 # (size, mtime, sha256, pipeline: a write's delta is published before the tables take it)
-SNAPSHOT_FORMAT = 8
+# 9: BM25 statistics over the evidence (`counted.npy`, a delta's `counted` column: index.statistics)
+SNAPSHOT_FORMAT = 9
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 # every column of the files table: a small change publishes a delta before (or without) the
@@ -375,10 +376,12 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
     read = _read_arrow
     removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
     docs = same_schema(read(gen / "docs.arrow"), main.docs)
-    terms = read(gen / "terms.arrow").column("terms")
+    delta_terms = read(gen / "terms.arrow")
+    terms = delta_terms.column("terms")
     alive = rowmaps.keep_mask(main, "docs", "path", removed)  # by path groups: no scan of main
     parts = bm25_parts(terms)
-    postings = MergedPostings(main.retriever, main.size, alive, parts)
+    postings = MergedPostings(main.retriever, main.size, alive, parts,
+                              merged_counted(main, delta_terms))
     link_keep, file_keep = rowmaps.keep_mask(main, "links", "source", removed), rowmaps.keep_mask(main, "files", "path", removed)
     # main's rows whole (no copy of its ~8 links per file), the replaced ones masked by link_new/file_new
     links = pa.concat_tables([main.links, same_schema(read(gen / "links.arrow"), main.links)])
@@ -395,6 +398,17 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
                         file_new=np.where(file_keep, np.arange(len(file_keep)), -1))
 
 
+def merged_counted(main: KeywordIndex, delta_terms: pa.Table) -> np.ndarray | None:
+    """Which rows of main + delta make the BM25 statistics (None: all)."""
+    ours = main.retriever.counted if main.retriever is not None else None
+    theirs = (delta_terms.column("counted").to_numpy(zero_copy_only=False)
+              if "counted" in delta_terms.column_names else None)
+    if ours is None and theirs is None:
+        return None
+    return np.concatenate([ours if ours is not None else np.ones(main.size, dtype=bool),
+                           theirs if theirs is not None else np.ones(delta_terms.num_rows, dtype=bool)])
+
+
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
     """BM25 (lucene) idf of each query token the index knows: how much a match on it says."""
     postings = index.retriever
@@ -404,14 +418,16 @@ def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
     for token in dict.fromkeys(tokens):
         df = postings.doc_freq(token) if token in postings.vocab_dict else 0
         if df:  # a token only dead rows of a main segment held is unknown, as after a rebuild
-            out[token] = float(np.log(1 + (postings.num_docs - df + 0.5) / (df + 0.5)))
+            out[token] = float(np.log(1 + (postings.stat_docs - df + 0.5) / (df + 0.5)))
     return out
 
 
 def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None = None,
-          weights: dict[str, float] | None = None) -> list[tuple[int, float]]:
+          weights: dict[str, float] | None = None, factor: np.ndarray | None = None) -> list[tuple[int, float]]:
     """(document row, BM25 score) of the k best documents with score > 0 among `mask`; `weights`
-    scales some query tokens' scores (default 1)."""
+    scales some query tokens' scores (default 1). With `factor` (one per row: the layer priors
+    and time factors the ranking applies next) the k are the best by score x factor, in that
+    order, so a prior below 1 on many rows cannot crowd the rows it favours out of the k."""
     if index.retriever is None or not query:
         return []
     vocab = index.retriever.vocab_dict
@@ -425,17 +441,24 @@ def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None
     if mask is not None:
         scores = np.where(mask, scores, 0.0)
     hits = np.flatnonzero(scores > 0)
+    return [(int(i), float(scores[i])) for i in _best(hits, scores, k, factor)]
+
+
+def _best(hits: np.ndarray, scores: np.ndarray, k: int, factor: np.ndarray | None) -> np.ndarray:
+    """The k of `hits` with the highest score (times `factor`), best first, ties by row."""
+    ranked = scores[hits] if factor is None else scores[hits] * factor[hits]
     if hits.size > k:
-        hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
-    hits = hits[np.lexsort((hits, -scores[hits]))]
-    return [(int(i), float(scores[i])) for i in hits]
+        keep = np.argpartition(-ranked, k - 1)[:k]
+        hits, ranked = hits[keep], ranked[keep]
+    return hits[np.lexsort((hits, -ranked))]
 
 
 def nearest(index: KeywordIndex, queries: np.ndarray, k: int, mask: np.ndarray | None = None,
-            matmul=np.matmul) -> list[tuple[int, float]]:
+            matmul=np.matmul, factor: np.ndarray | None = None) -> list[tuple[int, float]]:
     """(document row, cosine similarity) of the k nearest vectors among `mask`, exact. With
     several query vectors (rows of `queries`) a document's similarity is its best one.
-    `matmul(matrix, columns)` computes the product (NumPy's unless the caller has a better one)."""
+    `matmul(matrix, columns)` computes the product (NumPy's unless the caller has a better one);
+    `factor`: as in `top_k`."""
     if index.vectors is None or k <= 0:
         return []
     queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
@@ -452,10 +475,7 @@ def nearest(index: KeywordIndex, queries: np.ndarray, k: int, mask: np.ndarray |
         allowed = allowed & index.alive
     scores = np.where(allowed, scores, -np.inf)
     hits = np.flatnonzero(allowed)
-    if hits.size > k:
-        hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
-    hits = hits[np.lexsort((hits, -scores[hits]))]
-    return [(int(i), float(scores[i])) for i in hits]
+    return [(int(i), float(scores[i])) for i in _best(hits, scores, k, factor)]
 
 
 def stemmed_english_search(texts: list[str]):

@@ -5,7 +5,7 @@ statistics in the same floating-point order as a full build (`bm25_parts`)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +15,20 @@ import pyarrow.compute as pc
 K1, B = 1.5, 0.75  # Lucene BM25
 
 
-def bm25_matrix(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int]] | None:
+def bm25_matrix(terms: pa.Array | pa.ChunkedArray, counted: np.ndarray | None = None
+                ) -> tuple[dict, dict[str, int]] | None:
     """`bm25_parts` without the term frequencies and lengths."""
-    parts = bm25_parts(terms)
+    parts = bm25_parts(terms, counted)
     return None if parts is None else parts[:2]
 
 
-def bm25_parts(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int], np.ndarray, np.ndarray] | None:
+def bm25_parts(terms: pa.Array | pa.ChunkedArray, counted: np.ndarray | None = None) -> tuple | None:
     """BM25 (Lucene: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf / (tf + k1 (1 - b + b L/avgL)))
     as bm25s's CSC score matrix (one column per term) and vocabulary, from one list of terms per
-    document, plus each posting's term frequency (float32, aligned with the scores) and each
-    document's length (what a delta segment merges); None when there are no terms. Vectorised
+    document, plus each posting's term frequency (float32, aligned with the scores), each
+    document's length (what a delta segment merges) and `counted`; None when there are no terms.
+    The statistics (N, df, avgL) are those of the `counted` documents (`statistics_rows`: all
+    when None or none); every document is scored with them. Vectorised
     with Arrow and NumPy: bm25s's own `index()` loops in Python per document: ~8x slower at 10k
     notes (benchmarks/bm25_build.py)."""
     if isinstance(terms, pa.ChunkedArray):  # (combine_chunks copies even a single chunk)
@@ -43,14 +46,23 @@ def bm25_parts(terms: pa.Array | pa.ChunkedArray) -> tuple[dict, dict[str, int],
     doc = np.repeat(np.arange(n_docs, dtype=key), lengths)
     pairs, tf = np.unique(term * key(n_docs) + doc, return_counts=True)  # by term, then doc
     term, doc = pairs // n_docs, pairs % n_docs
-    df = np.bincount(term, minlength=n_vocab)
-    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-    norm = K1 * ((1 - B) + B * lengths[doc] / lengths.mean())
+    stat = statistics_rows(counted, n_docs)
+    df = np.bincount(term[stat[doc]], minlength=n_vocab)
+    idf = np.log1p((int(stat.sum()) - df + 0.5) / (df + 0.5))
+    norm = K1 * ((1 - B) + B * lengths[doc] / lengths[stat].mean())
     scores = (idf[term] * tf / (norm + tf)).astype(np.float32)
-    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int32)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(term, minlength=n_vocab))]).astype(np.int32)
     matrix = {"data": scores, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
     return (matrix, {token: n for n, token in enumerate(vocab)}, tf.astype(np.float32),
-            lengths.astype(np.int32))
+            lengths.astype(np.int32), None if counted is None else np.asarray(counted, dtype=bool))
+
+
+def statistics_rows(counted: np.ndarray | None, n_docs: int) -> np.ndarray:
+    """The documents whose terms make the BM25 statistics: the `counted` ones, or every one when
+    `counted` is None or counts none (a workspace holding only derived notes)."""
+    if counted is None or not np.any(counted):
+        return np.ones(n_docs, dtype=bool)
+    return np.asarray(counted, dtype=bool)
 
 
 def save_postings(folder: Path, parts: tuple) -> None:
@@ -59,7 +71,7 @@ def save_postings(folder: Path, parts: tuple) -> None:
     scipy: ~0.3 s and ~14 MB of an index run that never scores through it)."""
     from importlib.metadata import version
 
-    matrix, vocab, tf, lengths = parts
+    matrix, vocab, tf, lengths, counted = parts
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("data", "indices", "indptr"):
         np.save(folder / f"{name}.csc.index.npy", matrix[name])
@@ -70,6 +82,8 @@ def save_postings(folder: Path, parts: tuple) -> None:
     (folder / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
     np.save(folder / "tf.npy", tf)
     np.save(folder / "lengths.npy", lengths)
+    if counted is not None:
+        np.save(folder / "counted.npy", counted)
 
 
 @dataclass
@@ -85,19 +99,36 @@ class Postings:
     num_docs: int
     tf: np.ndarray | None = None  # per posting, aligned with `data` (what a delta merges)
     lengths: np.ndarray | None = None  # per document
+    counted: np.ndarray | None = None  # per document: its terms make the statistics (None: all)
+    _df: dict = field(default_factory=dict)  # token -> counted document frequency
 
     @classmethod
     def read(cls, folder: Path) -> "Postings":
         params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
         vocab = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
+        counted = np.load(folder / "counted.npy") if (folder / "counted.npy").exists() else None
+        if counted is not None and counted.all():
+            counted = None  # every document counts
         return cls(np.load(folder / "data.csc.index.npy", mmap_mode="r"),
                    np.load(folder / "indices.csc.index.npy", mmap_mode="r"),
                    np.load(folder / "indptr.csc.index.npy", mmap_mode="r"), vocab, int(params["num_docs"]),
-                   np.load(folder / "tf.npy", mmap_mode="r"), np.load(folder / "lengths.npy", mmap_mode="r"))
+                   np.load(folder / "tf.npy", mmap_mode="r"), np.load(folder / "lengths.npy", mmap_mode="r"),
+                   counted)
+
+    @property
+    def stat_docs(self) -> int:
+        """N of the statistics: the documents counted (`statistics_rows`)."""
+        return int(statistics_rows(self.counted, self.num_docs).sum())
 
     def doc_freq(self, token: str) -> int:
+        """Counted documents holding `token`."""
         t = self.vocab_dict[token]
-        return int(self.indptr[t + 1]) - int(self.indptr[t])
+        start, end = int(self.indptr[t]), int(self.indptr[t + 1])
+        if self.counted is None or not self.counted.any():
+            return end - start
+        if token not in self._df:
+            self._df[token] = int(self.counted[self.indices[start:end]].sum())
+        return self._df[token]
 
     def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
         """BM25 of every document: the sum over `tokens` of each token's score (times its weight)."""
@@ -130,17 +161,22 @@ class MergedPostings:
     the merged statistics. Same interface as `Postings` (`get_scores`, `doc_freq`,
     `vocab_dict`, `num_docs`)."""
 
-    def __init__(self, main: Postings | None, n_main: int, alive: np.ndarray, delta: tuple | None):
+    def __init__(self, main: Postings | None, n_main: int, alive: np.ndarray, delta: tuple | None,
+                 counted: np.ndarray | None = None):
         empty = np.zeros(0, dtype=np.int32)
         self.main = main
         self.alive = alive
-        self.delta = delta  # (matrix, vocab, tf, lengths) of the delta rows, or None
+        self.delta = delta  # (matrix, vocab, tf, lengths, counted) of the delta rows, or None
         lengths = [main.lengths if main is not None else np.zeros(n_main, dtype=np.int32),
                    delta[3] if delta is not None else empty]
         all_lengths = np.concatenate(lengths)
         live = np.concatenate([alive, np.ones(len(lengths[1]), dtype=bool)])
         self.num_docs = int(live.sum())
-        mean = all_lengths[live].sum(dtype=np.float64) / self.num_docs if self.num_docs else 1.0
+        # the live documents `counted` (main rows, then delta rows) make the statistics
+        stat = live & counted if counted is not None else live
+        self.stat = stat if stat.any() else live
+        self.stat_docs = int(self.stat.sum())
+        mean = all_lengths[self.stat].sum(dtype=np.float64) / self.stat_docs if self.stat_docs else 1.0
         # the expression of bm25_parts, term for term
         self.norm = K1 * ((1 - B) + B * all_lengths / mean)
         self.n_main = n_main
@@ -149,31 +185,31 @@ class MergedPostings:
         self._df: dict[str, int] = {}
 
     def _slices(self, token: str):
-        """(row numbers, term frequencies) of the token's postings in each segment."""
+        """(row numbers here, term frequencies) of the token's postings in each segment."""
         if self.main is not None and token in self.main.vocab_dict:
             t = self.main.vocab_dict[token]
             start, end = int(self.main.indptr[t]), int(self.main.indptr[t + 1])
             rows = np.asarray(self.main.indices[start:end])
-            yield rows, np.asarray(self.main.tf[start:end]), self.alive[rows]
+            yield rows, np.asarray(self.main.tf[start:end])
         if self.delta is not None and token in self.delta[1]:
-            matrix, vocab, tf, _ = self.delta
+            matrix, vocab, tf = self.delta[:3]
             t = vocab[token]
             start, end = int(matrix["indptr"][t]), int(matrix["indptr"][t + 1])
             rows = matrix["indices"][start:end]
-            yield rows + self.n_main, tf[start:end], None
+            yield rows + self.n_main, tf[start:end]
 
     def doc_freq(self, token: str) -> int:
+        """Live counted documents holding `token`."""
         if token not in self._df:
-            self._df[token] = sum(int(live.sum()) if live is not None else len(rows)
-                                  for rows, _, live in self._slices(token))
+            self._df[token] = sum(int(self.stat[rows].sum()) for rows, _ in self._slices(token))
         return self._df[token]
 
     def get_scores(self, tokens: list[str], weights: dict[str, float] | None = None) -> np.ndarray:
         scores = np.zeros(len(self.norm), dtype=np.float32)
         for token in tokens:
             df = self.doc_freq(token)
-            idf = np.log1p((self.num_docs - np.array([df]) + 0.5) / (np.array([df]) + 0.5))[0]
-            for rows, tf, _ in self._slices(token):
+            idf = np.log1p((self.stat_docs - np.array([df]) + 0.5) / (np.array([df]) + 0.5))[0]
+            for rows, tf in self._slices(token):
                 tf = tf.astype(np.float64)
                 part = (idf * tf / (self.norm[rows] + tf)).astype(np.float32)
                 if weights is not None:

@@ -40,14 +40,16 @@ def delta_rows(index: KeywordIndex) -> int:
 def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa.Table,
                   terms: pa.Array, links: pa.Table, files: pa.Table,
                   vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None,
-                  tables_behind: bool = False) -> Path:
+                  tables_behind: bool = False, counted: np.ndarray | None = None) -> Path:
     """Publish `current` with every row of `paths` replaced by `docs` (DOC_COLUMNS, with their
     `terms`), `links` and `files` (the new rows of those paths; none for a deleted file) as a
     new delta generation on `current`'s base; returns it. `vectors`/`has_vector` are required
-    when the snapshot has vectors. `tables_behind`: the LanceDB tables have not taken these
+    when the snapshot has vectors; `counted`: which of `docs` make the BM25 statistics (None:
+    all, see `postings.bm25_parts`). `tables_behind`: the LanceDB tables have not taken these
     rows (`delta_tables` gives what they lack; `mark_tables_level` once they have)."""
     main = current.main or current
     removed = sorted(paths)
+    counted = np.ones(docs.num_rows, dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
     gen_of_current = None
     if current.main is not None:  # fold the earlier delta in
         gen = gen_of_current = keyword.current_dir(folder)
@@ -59,6 +61,7 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         keep_np = keep.to_numpy(zero_copy_only=False)
         docs = pa.concat_tables([earlier[0].filter(keep), keyword.same_schema(docs, earlier[0])])
         terms = pa.concat_arrays([earlier[1].filter(keep).combine_chunks(), pa.array(terms, earlier[1].type)])
+        counted = np.concatenate([earlier[6][keep_np], counted])
         links = pa.concat_tables([keyword.rows_not_in(earlier[2], "source", sorted(paths)), keyword.same_schema(links, earlier[2])])
         files = pa.concat_tables([keyword.rows_not_in(earlier[3], "path", sorted(paths)), keyword.same_schema(files, earlier[3])])
         if vectors is not None and earlier[4] is not None:
@@ -66,7 +69,8 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
             has_vector = np.concatenate([earlier[5][keep_np], has_vector])
     gen = keyword.new_generation(folder)
     keyword._write_arrow(gen / "docs.arrow", docs.select(keyword.DOC_COLUMNS))
-    keyword._write_arrow(gen / "terms.arrow", pa.table({"terms": pa.array(terms, pa.list_(pa.string()))}))
+    keyword._write_arrow(gen / "terms.arrow", pa.table({"terms": pa.array(terms, pa.list_(pa.string())),
+                                                        "counted": pa.array(counted, pa.bool_())}))
     keyword._write_arrow(gen / "links.arrow", links.select(keyword.LINK_COLUMNS))
     keyword._write_arrow(gen / "files.arrow", files.select(keyword.FILE_COLUMNS))
     (gen / "removed.json").write_text(json.dumps(removed), encoding="utf-8")
@@ -113,12 +117,15 @@ def _alive_main(main: KeywordIndex, removed: list[str]) -> np.ndarray:
 
 
 def _delta_parts(gen: Path, current: KeywordIndex) -> tuple:
-    """(docs, terms, links, files, vectors, has_vector) of the delta generation `gen`."""
+    """(docs, terms, links, files, vectors, has_vector, counted) of the delta generation `gen`."""
     read = keyword._read_arrow
     vectors = has = None
     if (gen / "vectors.npy").exists():
         vectors, has = np.load(gen / "vectors.npy"), np.load(gen / "has_vector.npy")
     main = current.main
-    return (keyword.same_schema(read(gen / "docs.arrow"), main.docs), read(gen / "terms.arrow").column("terms"),
+    terms = read(gen / "terms.arrow")
+    counted = (terms.column("counted").to_numpy(zero_copy_only=False) if "counted" in terms.column_names
+               else np.ones(terms.num_rows, dtype=bool))
+    return (keyword.same_schema(read(gen / "docs.arrow"), main.docs), terms.column("terms"),
             keyword.same_schema(read(gen / "links.arrow"), main.links),
-            keyword.same_schema(read(gen / "files.arrow"), main.files), vectors, has)
+            keyword.same_schema(read(gen / "files.arrow"), main.files), vectors, has, counted)
