@@ -163,3 +163,32 @@ def test_same_question_pairs_are_same_question_on_every_pair(seed):
         expected = [(i, j) for i in range(len(lines)) for j in range(i + 1, len(lines))
                     if same_question(lines[i], lines[j], asked)]
         assert same_question_pairs(lines, asked) == expected
+
+
+@pytest.mark.parametrize("seed", [4, 19])
+def test_a_date_with_its_year_names_that_day_month_or_year(seed):
+    """Every written form of a dated day, month or year, drawn at random (any month, day,
+    year), means those days whatever today is; an impossible date names none."""
+    import calendar
+    import random
+
+    rng = random.Random(seed)
+    today = date(2026, 12, 4)
+    for _ in range(200):
+        year, month = rng.randint(1990, 2040), rng.randint(1, 12)
+        day = rng.randint(1, calendar.monthrange(year, month)[1])
+        name = rng.choice([calendar.month_name[month], calendar.month_abbr[month]])
+        suffix = rng.choice(["", "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")])
+        the_day = date(year, month, day)
+        for question in (f"What did Ana say on {day}{suffix} {name}, {year}?",
+                         f"what happened on {name} {day}{suffix} {year}", f"notes from {the_day.isoformat()}",
+                         f"我{year}年{month}月{day}日说了什么"):
+            assert time_window(question, today) == (the_day, the_day), question
+        month_span = (date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]))
+        for question in (f"What did Joanna finish in {name} {year}?", f"in {name.lower()}, {year} we met",
+                         f"{year}年{month}月我去了哪里"):
+            assert time_window(question, today) == month_span, question
+        assert time_window(f"Where did we travel in {year}?", today) == (date(year, 1, 1), date(year, 12, 31))
+    assert time_window("what did I say on 31 February, 2023", today) is None
+    assert time_window("I may 2000 times have said it", today) is None  # a verb, not a month
+    assert time_window("we paid 2000 dollars", today) is None

@@ -12,6 +12,7 @@ class Fused:
     ranks: dict[str, int] = field(default_factory=dict)  # branch -> rank (1-based)
     raw: dict[str, float] = field(default_factory=dict)  # branch -> the branch's own score
     parts: dict[str, float] = field(default_factory=dict)  # branch -> w / (k + rank)
+    restated_by: str | None = None  # path:lines of a digest chunk citing this one, whose score it took
 
 
 def rrf(rankings: dict[str, list[tuple[str, float]]], weights: dict[str, float],

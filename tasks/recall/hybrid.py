@@ -29,6 +29,7 @@ from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, watermark
+from memflow.tasks.recall.evidence import evidence_first
 from memflow.tasks.recall.factkeys import fact_keys
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
@@ -262,6 +263,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     rankings = {b: weigh_layers(index, r, factor) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
+    fused = evidence_first(index, lay, fused)  # the turns a digest chunk restates go above it
     if not filters.superseded:  # a hit matching only on replaced lines goes below current ones
         fused = current_first(fused, lambda c: replaced_rows(index, c), set(tokens),
                               settings.keyword_tokenizer, filters.as_of)
@@ -280,7 +282,8 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
                               "vector_queries": texts, "layer": row.get("layer"),
                               "date": row["date"].isoformat() if row.get("date") else None,
                               "time_window": [d.isoformat() for d in window] if window else None,
-                              "time_factor": round(float(time_factor), 4)}
+                              "time_factor": round(float(time_factor), 4),
+                              "restated_by": f.restated_by}
         results.append(result)
     expand_links(index, lay, results, link_limit)
     links_in_time(results, filters)

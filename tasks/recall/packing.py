@@ -105,8 +105,12 @@ def context_of(text: str, i: int, neighbours: int) -> list[int]:
     """The lines shown beside line `i` of a hit: up to `neighbours` either side (the answer to
     a question is often the next turn), but a dated fact line (a digest node's `- DATE: ...`)
     stands alone: the facts beside it are other facts, not its context; only its own history
-    (`  - until DATE: ...`) goes with it."""
+    (`  - until DATE: ...`) goes with it, and a history line goes with the fact it was replaced
+    by (an old value is not shown without the current one)."""
     lines = _split(text)
+    if HISTORY_DATE_RE.match(lines[i]):
+        fact = next((j for j in range(i - 1, -1, -1) if not HISTORY_DATE_RE.match(lines[j])), None)
+        return [fact, i] if fact is not None and FACT_DATE_RE.match(lines[fact]) else [i]
     if not FACT_DATE_RE.match(lines[i]):
         return [j for j in range(i - neighbours, i + neighbours + 1)
                 if 0 <= j < len(lines) and not FACT_DATE_RE.match(lines[j])]

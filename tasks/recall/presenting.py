@@ -37,6 +37,9 @@ def render_result(result: SearchResult, explain: bool = False) -> str:
         parts = " + ".join(f"{ex['weights'][b]}/({ex['rrf_k']}+{ex['ranks'][b]})"
                            f"={c:.4f}" for b, c in ex["contributions"].items())
         lines.append(f"  explain: {ranks}; score = {parts}")
+        if ex.get("restated_by"):
+            lines.append(f"  raised to {result.score:.4f}, just above {ex['restated_by']}: the digest "
+                         f"chunk that restates it")
         window = ex.get("time_window")
         lines.append(f"  date: {ex.get('date') or 'none'} ({ex.get('layer')}); time factor "
                      f"{ex.get('time_factor', 1.0)}" + (f", question names {window[0]}..{window[1]}" if window else ""))

@@ -78,6 +78,13 @@ _MONTHS = {name: n for n, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name: n for n, name in enumerate(calendar.month_abbr) if name})
 _EN_MONTH_RE = re.compile(r"\b(?:in|during|since|last|this)\s+(" + "|".join(_MONTHS) + r")\b", re.I)
 _ZH_MONTH_RE = re.compile(r"(去年|今年)?(\d{1,2})月")
+_NAME = "(" + "|".join(_MONTHS) + r")\.?"
+_ISO_DAY_RE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+_DAY_MONTH_YEAR_RE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _NAME + r",?\s+(\d{4})\b", re.I)
+_MONTH_DAY_YEAR_RE = re.compile(r"\b" + _NAME + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
+_MONTH_YEAR_RE = re.compile(r"\b" + _NAME + r",?\s+(\d{4})\b", re.I)
+_YEAR_RE = re.compile(r"\b(?:in|during|of|throughout)\s+(\d{4})\b", re.I)
+_ZH_DATE_RE = re.compile(r"(\d{4})年(?:(\d{1,2})月(?:(\d{1,2})[日号])?)?")
 _AGO_RE = re.compile(r"\b(\d+|a|one|two|three|four|five|six|seven)\s+(day|week|month)s?\s+ago\b", re.I)
 _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
@@ -91,10 +98,47 @@ def _week(day: date) -> tuple[date, date]:
     return start, start + timedelta(days=6)
 
 
+def named_dates(question: str) -> tuple[date, date] | None:
+    """The days a question names with a year: a day ("on 16 November, 2023", "May 7th, 2022",
+    "2023-11-16", "2023年11月16日"), a month ("in January 2022", "2022年1月") or a year ("in
+    2022", "2022年"); None when it names none (or an impossible date)."""
+    def month(name: str) -> int:
+        return _MONTHS[name.capitalize()]
+
+    try:
+        if m := _ISO_DAY_RE.search(question):
+            day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            return day, day
+        if m := _DAY_MONTH_YEAR_RE.search(question):
+            day = date(int(m.group(3)), month(m.group(2)), int(m.group(1)))
+            return day, day
+        if m := _MONTH_DAY_YEAR_RE.search(question):
+            day = date(int(m.group(3)), month(m.group(1)), int(m.group(2)))
+            return day, day
+        for m in _MONTH_YEAR_RE.finditer(question):  # a name or after a preposition, not "may 2000 times"
+            if m.group(1)[0].isupper() or re.search(r"\b(?:in|during|since|of|by)\s+$", question[:m.start()], re.I):
+                return _month(int(m.group(2)), month(m.group(1)))
+        if m := _ZH_DATE_RE.search(question):
+            year = int(m.group(1))
+            if m.group(3):
+                day = date(year, int(m.group(2)), int(m.group(3)))
+                return day, day
+            return _month(year, int(m.group(2))) if m.group(2) else (date(year, 1, 1), date(year, 12, 31))
+        if m := _YEAR_RE.search(question):
+            year = int(m.group(1))
+            return date(year, 1, 1), date(year, 12, 31)
+    except ValueError:  # 31 February, month 13: no window rather than a wrong one
+        return None
+    return None
+
+
 def time_window(question: str, today: date) -> tuple[date, date] | None:
     """The days a question's time words name, resolved against `today`; None when it names none.
-    "last/this week" are Monday-Sunday weeks; a month without a year is its latest occurrence
-    not after today."""
+    A date with its year is that day, month or year (`named_dates`); "last/this week" are
+    Monday-Sunday weeks; a month without a year is its latest occurrence not after today."""
+    named = named_dates(question)
+    if named:
+        return named
     q = question.lower()
     fixed = [(("today", "今天"), 0), (("yesterday", "昨天"), 1), (("day before yesterday", "前天"), 2)]
     for words, back in sorted(fixed, key=lambda f: -f[1]):
