@@ -34,3 +34,27 @@ def reindexed_copy(settings, where: Path):
             shutil.copytree(lay.root / folder, where / folder, dirs_exist_ok=True)
     indexing.run_reindex(other)
     return other
+
+
+def capture_kept_things(settings, rng, things: list[str], places: list[str], names: list[str], start,
+                        days: int, per_day, speakers: list[str] | None = None) -> list[str]:
+    """Capture `days` generated sessions of "I keep my THING in PLACE with NAME." (one THING
+    popped from `things` per statement, so each is said once; `per_day()` statements a day,
+    said by `speakers` in turn when given); returns the statements in order."""
+    from datetime import timedelta
+
+    from memflow.tasks.capture.conversation import auto_memory
+
+    said = []
+    for day in range(days):
+        stamp = (start + timedelta(days=day)).isoformat()
+        log = []
+        for n in range(per_day()):
+            text = f"I keep my {things.pop()} in {rng.choice(places).title()} with {rng.choice(names).title()}."
+            said.append(text)
+            message = {"id": f"d{day}-{n}", "role": "user", "timestamp": f"{stamp}T10:{n:02d}:00Z", "content": text}
+            if speakers:
+                message["name"] = speakers[n % len(speakers)]
+            log.append(message)
+        auto_memory(settings, log, f"s{day}")
+    return said

@@ -10,8 +10,8 @@ import random
 from datetime import date, timedelta
 
 import pytest
+from helpers import capture_kept_things
 
-from memflow.tasks.capture.conversation import auto_memory
 from memflow.tasks.dream.nightly import run_dream
 from memflow.tasks.evaluate.techchat_text import pseudo_words
 from memflow.tasks.index import run_index
@@ -25,16 +25,8 @@ SEEDS = [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "5,11").split(",")]
 def test_the_turns_a_digest_chunk_restates_rank_above_it(settings, lay, seed):
     rng = random.Random(seed)
     things, places, names = pseudo_words(rng, 80), pseudo_words(rng, 30), pseudo_words(rng, 12)
-    start, said = date(2026, 7, 6), []
-    for day in range(4):
-        stamp = (start + timedelta(days=day)).isoformat()
-        log = []
-        for n in range(rng.randint(6, 12)):
-            text = f"I keep my {things.pop()} in {rng.choice(places).title()} with {rng.choice(names).title()}."
-            said.append(text)
-            log.append({"id": f"d{day}-{n}", "role": "user", "timestamp": f"{stamp}T10:{n:02d}:00Z",
-                        "content": text})
-        auto_memory(settings, log, f"s{day}")
+    start = date(2026, 7, 6)
+    said = capture_kept_things(settings, rng, things, places, names, start, 4, lambda: rng.randint(6, 12))
     run_index(settings)
     run_dream(settings, start + timedelta(days=3))
     cited = line_citations(settings)

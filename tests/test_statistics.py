@@ -9,6 +9,7 @@ import random
 from datetime import date, timedelta
 
 import pytest
+from helpers import capture_kept_things
 
 from memflow.tasks.capture.conversation import auto_memory
 from memflow.tasks.dream.nightly import run_dream
@@ -76,16 +77,8 @@ def test_a_digest_line_is_not_packed_after_the_turn_it_restates(settings, lay, s
 
     rng = random.Random(seed)
     things, places, names = pseudo_words(rng, 60), pseudo_words(rng, 30), pseudo_words(rng, 12)
-    start, said = date(2026, 5, 4), []
-    for day in range(3):
-        stamp = (start + timedelta(days=day)).isoformat()
-        log = []
-        for n in range(10):
-            text = f"I keep my {things.pop()} in {rng.choice(places).title()} with {rng.choice(names).title()}."
-            said.append(text)
-            log.append({"id": f"d{day}-{n}", "role": "user", "name": ["Tarin", "Moleva"][n % 2],
-                        "timestamp": f"{stamp}T10:{n:02d}:00Z", "content": text})
-        auto_memory(settings, log, f"s{day}")
+    start = date(2026, 5, 4)
+    said = capture_kept_things(settings, rng, things, places, names, start, 3, lambda: 10, ["Tarin", "Moleva"])
     run_index(settings)
     run_dream(settings, start + timedelta(days=2))
     cited = line_citations(settings)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pyarrow.compute as pc
+
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE, parse_anchor
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.recall.factkeys import out_links
@@ -60,7 +62,9 @@ def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list) -> lis
     candidate above it cites moved to just above that digest candidate, with its score; the
     rest in order. Daily chunks stay where they are: the digest chunk says what they say
     (`one_hit_per_fact` then leaves out a daily chunk it states)."""
-    if len(fused) < 2:
+    if "has-digest" not in index.masks:  # once per snapshot: a workspace never dreamed skips this
+        index.masks["has-digest"] = bool(pc.any(pc.equal(index.docs.column("layer"), "digest")).as_py())
+    if len(fused) < 2 or not index.masks["has-digest"]:
         return fused
     numbers = [index.row_of(f.id) for f in fused]
     if "evidence-columns" not in index.masks:  # the three columns, not each row's text
