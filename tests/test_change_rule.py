@@ -296,3 +296,68 @@ def test_a_named_speakers_encouragement_is_theirs_a_how_to_with_a_tool_is_a_proc
         assert subject_of(steps).bucket == "procedure", steps
         named = subject_of(f"Don't forget to {verb} the {obj} {noun} first.")
         assert "Don" not in named.name.split() and not named.key.startswith("procedure:don-"), named
+
+
+# -- context: the same frame said about two different things ---------------------------------
+
+def test_a_statement_said_about_another_thing_is_not_a_change(vocab):
+    """"We pinned X to 4.3" in a message about one project and "We pinned X to 5.3" about
+    another: the same frame with a new value, but the sources name different things, so the
+    new line stands beside the old one. The same project (named in the line or again and again
+    in its note) or a source naming nothing else leaves the rule as it was."""
+    from memflow.tasks.dream.change import other_context
+
+    rng, v = vocab
+    for _ in range(200):
+        lib, noun, verb = pick(rng, v, "object"), pick(rng, v, "noun"), pick(rng, v, "verb")
+        p1, p2 = pick(rng, v, "name", 2)
+        n1, n2 = (f"{rng.randint(1, 9)}.{rng.randint(0, 40)}.{rng.randint(0, 20)}" for _ in range(2))
+        old, new = f"We {verb} {lib} to {n1} in the {noun} file.", f"We {verb} {lib} to {n2} in the {noun} file."
+        assert relation(new, old) == "replaces"
+
+        def line(statement, project):
+            return f"- user: {statement} The {pick(rng, v, 'noun')} is rebuilt whenever {project} rotates its keys."
+
+        def note(project, statement_line):
+            return "\n".join([f"- user: Back on {project} today.", statement_line,
+                              f"- assistant: I moved the {pick(rng, v, 'noun')} step of {project} behind the queue."])
+
+        assert other_context(new, (line(new, p2), ""), old, (line(old, p1), ""))
+        assert not other_context(new, (line(new, p1), ""), old, (line(old, p1), ""))
+        bare_old, bare_new = f"- user: {old}", f"- user: {new}"  # named only in the rest of the note
+        assert other_context(new, (bare_new, note(p2, bare_new)), old, (bare_old, note(p1, bare_old)))
+        assert not other_context(new, (bare_new, note(p1, bare_new)), old, (bare_old, note(p1, bare_old)))
+        assert not other_context(new, (bare_new, ""), old, (line(old, p1), ""))  # nothing else named
+        assert not other_context(new, (f"- {p2}: {new}", ""), old, (f"- {p1}: {old}", ""))  # speakers
+
+
+def test_projects_keep_their_own_values_through_dreams(settings, lay, vocab):
+    """Sessions about several projects state the same kind of fact with different values; a
+    later session about one of them changes its value. After nightly dreams each project's
+    value is current, only the changed one has history, and search finds every statement."""
+    rng, v = vocab
+    start = date(2026, 3, 2)
+    lib, noun, verb = pick(rng, v, "object"), pick(rng, v, "noun"), pick(rng, v, "verb")
+    projects = pick(rng, v, "name", 3)
+    values = [f"{rng.randint(1, 9)}.{rng.randint(0, 40)}.{i}" for i in range(4)]
+
+    def session(day: date, project: str, value: str, sid: str) -> list[dict]:
+        return say(day, sid, [f"Back on {project} today; the {pick(rng, v, 'noun')} part again.",
+                              f"We {verb} {lib} to {value} in the {noun} file.",
+                              f"The {pick(rng, v, 'noun')} for {pick(rng, v, 'object')} is rebuilt whenever "
+                              f"{project} rotates the keys."])
+
+    days = [(start + timedelta(days=2 * i), p, values[i]) for i, p in enumerate(projects)]
+    days.append((start + timedelta(days=8), projects[0], values[3]))  # project 1 changes its value
+    for n, (day, project, value) in enumerate(days):
+        auto_memory(settings, session(day, project, value, f"proj-{n}"), f"proj-{n}")
+        run_dream(settings, day)
+    facts = current_and_history(lay)
+    statement = f"We {verb} {lib} to {{}} in the {noun} file."
+    for value in values[1:]:
+        assert statement.format(value) in facts, (value, list(facts))
+    assert not any(facts[statement.format(value)].history for value in values[1:3])
+    assert [h.text for h in facts[statement.format(values[3])].history] == [statement.format(values[0])]
+    for value in values:
+        shown = "\n".join(h.text for h in search(settings, f"{lib} {value}", limit=10).results)
+        assert value in shown, (value, shown)

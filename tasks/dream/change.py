@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from memflow.tasks.ground.markdown import split_frontmatter
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -440,3 +441,55 @@ def clauses(text: str) -> list[str]:
             part = f"{lead.surface} {part}"
         out.append(part.rstrip(" ,.;"))
     return out
+
+
+
+_WHO_PREFIX_RE = re.compile(r"^\s*(?:[-*+]\s+)?[^\s:]{1,30}(?: [^\s:]{1,30})?: ")
+# what ends a run of words as a sentence end does: a link, a bracketed marker, a bold label, a
+# heading mark, a colon ("[code, 7 lines] Nothing in ...", "- **retry**: Half of ...")
+_BREAK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]|\*\*[^*]*\*\*:?|(?:^|\s)#{1,6}\s|:\s|^\s*(?:[-*+]|\d+[.)])\s",
+                       re.MULTILINE)
+
+
+# indefinite pronouns: closed-class words that start sentences ("Nothing in X reads ...")
+_INDEFINITE = frozenset("nothing nobody noone everything everybody everyone something somebody someone "
+                        "anything anybody anyone".split())
+
+
+def _names(text: str) -> list[Tok]:
+    return [t for t in toks(_BREAK_RE.sub(". ", text)) if t.kind == "name"
+            and t.norm not in _QUANTIFIERS and t.norm not in _INDEFINITE]
+
+
+def context_names(line: str, note: str, statement: str) -> frozenset[str]:
+    """What a statement was said about besides its own words: the names its source line
+    mentions ("We pinned X to 5.3 in the lock file. The cluster is rebuilt whenever *Stakpraith*
+    rotates its keys.") and the names its note comes back to (in two lines or more: a session
+    about one project names it again and again). The speaker's name in front of a line is not
+    context."""
+    own = {t.norm for t in toks(statement)}
+    here = {t.norm for t in _names(_WHO_PREFIX_RE.sub("", line, count=1))}
+    return frozenset((here | recurring_names(note)) - own)
+
+
+@lru_cache(maxsize=512)
+def recurring_names(note: str) -> frozenset[str]:
+    """The names a note's lines come back to, in two lines or more (its frontmatter and headings
+    left out: a title is chosen, not said; speakers' names in front of their lines left out)."""
+    seen: dict[str, int] = {}
+    for line in split_frontmatter(note)[1].split("\n"):
+        if line.lstrip().startswith("#"):
+            continue
+        for norm in {t.norm for t in _names(_WHO_PREFIX_RE.sub("", line, count=1))}:
+            seen[norm] = seen.get(norm, 0) + 1
+    return frozenset(n for n, count in seen.items() if count >= 2)
+
+
+def other_context(new: str, new_source: tuple[str, str], old: str, old_source: tuple[str, str]) -> bool:
+    """Were two statements made about different things? Each was said with names besides its
+    own words (`context_names` of its (line, note)) and none is shared: "we pinned X to 4.3" said
+    in a session about one project does not change "we pinned X to 5.3" said about another. A
+    statement said with no other name (a short chat) says nothing of its context: the rule then
+    stays out of the way."""
+    a, b = context_names(*old_source, old), context_names(*new_source, new)
+    return bool(a) and bool(b) and not (a & b)

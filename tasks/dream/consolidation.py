@@ -13,6 +13,7 @@ CREATE.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from memflow.schemas.dream import (
     Correct,
@@ -26,7 +27,7 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.dream.change import clauses
+from memflow.tasks.dream.change import clauses, other_context
 from memflow.tasks.dream.digest import facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.workspace import date_of
@@ -110,6 +111,12 @@ def split_fact(fact: Evidence) -> list[Evidence]:
     return [fact.model_copy(update={"text": prefix + part}) for part in parts]
 
 
+def unit_links(unit: Unit) -> list[str]:
+    """The note lines a unit cites (`path#Ln` / `path#La-Lb`), as its digest line will."""
+    return [f"{f.path}#L{f.lines[0]}" if len(f.lines) == 1 else f"{f.path}#L{f.lines[0]}-L{f.lines[-1]}"
+            for f in unit.evidence] or list(unit.paths)
+
+
 def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     """One unit per statement, oldest note first; each with the note it came from. The units of
     a split line are marked (`split`), so each is consolidated on its own."""
@@ -123,18 +130,26 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     return out
 
 
-def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str) -> Decision:
+def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
+                   context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> Decision:
     """Unit + the nodes of its subject (path -> text) -> one decision. The same statement again
     anywhere in them corroborates it; else a current fact it shows to have changed (the
-    closest, when several) is corrected; else it is a new line beside the others."""
+    closest, when several) is corrected, unless the two were said about different things
+    (`change.other_context` of their sources: `context_of(links)` reads the cited lines and
+    their note); else it is a
+    new line beside the others."""
     fact = unit.summary
     _, said = speaker(fact)
+    own_context = context_of(unit_links(unit)) if context_of else ("", "")
     replaced = []
     for path, text in candidates.items():
         for known in facts_of(text):
             relation = same_fact(said, speaker(known.text)[1])
             if relation == "same":
                 return Corroborate(path=path, fact=known.text, reason="the same fact again")
+            if relation == "replaces" and context_of and \
+                    other_context(said, own_context, speaker(known.text)[1], context_of(known.links)):
+                continue
             if relation == "replaces":
                 replaced.append((similarity(said, speaker(known.text)[1]), path, known.text))
     if replaced:

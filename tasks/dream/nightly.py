@@ -38,8 +38,10 @@ from memflow.tasks.dream.consolidation import (
     extract_units,
     note_facts,
     speaker,
+    unit_links,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
+from memflow.tasks.dream.change import other_context
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.dream.nodes import (
     consolidated_before,
@@ -50,6 +52,7 @@ from memflow.tasks.dream.nodes import (
 )
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
+from memflow.tasks.ground.markdown import parse_anchor
 from memflow.tasks.ground.notes import load_yaml, parse_note
 from memflow.tasks.ground.workspace import (
     BUCKETS,
@@ -171,9 +174,29 @@ def validate(lay: Layout, decision: Decision, unit: Unit) -> None:
                 raise ValueError(f"{path} is in the earlier node format: run `memflow dream migrate`")
 
 
-def evidence_links(unit: Unit) -> list[str]:
-    return [f"{f.path}#L{f.lines[0]}" if len(f.lines) == 1 else f"{f.path}#L{f.lines[0]}-L{f.lines[-1]}"
-            for f in unit.evidence] or [p for p in unit.paths]
+def context_reader(lay: Layout) -> Callable[[list[str]], tuple[str, str]]:
+    """links (`daily/...md#L12`) -> (the text of the daily lines they cite, of their notes): what
+    a statement was said with (`change.other_context`); files read once per reader, missing or
+    non-daily ones read as empty."""
+    files: dict[str, list[str]] = {}
+
+    def lines_of(rel: str) -> list[str]:
+        if rel not in files:
+            path = lay.root / rel
+            files[rel] = read_text(path).split("\n") if rel.startswith(f"{lay.daily}/") and path.is_file() else []
+        return files[rel]
+
+    def context_of(links: list[str]) -> tuple[str, str]:
+        cited, notes = [], []
+        for link in links:
+            rel, _, anchor = link.partition("#")
+            lines = lines_of(rel)
+            notes.append("\n".join(lines))
+            for first, last in parse_anchor(anchor):
+                cited.extend(lines[first - 1:last])
+        return "\n".join(cited), "\n".join(dict.fromkeys(notes))
+
+    return context_of
 
 
 def unit_date(unit: Unit) -> str:
@@ -189,10 +212,12 @@ def find_fact(text: str, wanted: str) -> digest.FactLine:
     raise ValueError(f"the node has no fact {wanted[:80]!r}")
 
 
-def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, str | None, bool]:
+def apply_decision(lay: Layout, decision: Decision, unit: Unit,
+                   context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> tuple[str, str | None, bool]:
     """(path, new text or None for a no-op, created?) of one decision. An edit touches one fact
     line at most, and `check_only_changed` proves no other line moved or changed."""
-    links, day = evidence_links(unit), unit_date(unit)
+    context_of = context_of or context_reader(lay)
+    links, day = unit_links(unit), unit_date(unit)
     match decision:
         case Create(path=path, name=name, claims=claims, related=related, continues=continues):
             facts = [(day, digest.plain(c), links) for c in claims]
@@ -218,6 +243,7 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit) -> tuple[str, st
         case Correct(old=old, new=new):
             touched = find_fact(before, old)
             check_same_attribute(new, touched.text)
+            check_same_context(new, context_of(links), touched.text, context_of(touched.links))
             after = digest.supersede(before, touched, day, digest.plain(new), links)
             after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
     digest.check_only_changed(before, after, touched)
@@ -230,6 +256,13 @@ def check_same_attribute(new: str, old: str) -> None:
     if same_fact(speaker(new)[1], speaker(old)[1]) not in ("replaces", "same"):
         raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not show that {old[:60]!r} "
                                    f"changed (no shared frame or named old value); the node is left as it was")
+
+
+def check_same_context(new: str, new_source: tuple[str, str], old: str, old_source: tuple[str, str]) -> None:
+    """CORRECT leaves a fact said about something else alone (`change.other_context`)."""
+    if other_context(speaker(new)[1], new_source, speaker(old)[1], old_source):
+        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} was said about something else than "
+                                   f"{old[:60]!r} (their sources name different things); the node is left as it was")
 
 
 def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, limit: int) -> Decision:
@@ -268,21 +301,24 @@ def rebuild_catalog(lay: Layout, until: date, run: RunRecord | None = None) -> d
     return catalog
 
 
-def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide,
+def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | None,
               with_search: bool = False) -> ActionRecord:
+    """One unit into one node: `decide` (a model) or the offline consolidator when None."""
     lay = layout(settings)
-    links = evidence_links(unit)
+    links = unit_links(unit)
     if consolidated_before(lay, unit, links):
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))
-    decision = decide(unit, candidates(settings, unit, with_search), new_path)
+    context_of = context_reader(lay)
+    nodes = candidates(settings, unit, with_search)
+    decision = decide(unit, nodes, new_path) if decide else decide_offline(unit, nodes, new_path, context_of)
     if isinstance(decision, Create) and not decision.related:
         decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject)})
     validate(lay, decision, unit)
     decision = split_if_full(lay, decision, unit, new_path, settings.digest_node_bytes)
-    path, text, created = apply_decision(lay, decision, unit)
+    path, text, created = apply_decision(lay, decision, unit, context_of)
     record = ActionRecord(unit=unit.name, action=decision.action if text else "none", path=path,
                           created=created)
     if text is None:
@@ -393,7 +429,7 @@ def nothing_to_do(settings: Settings, day: date, plan: DreamPlan | None) -> Drea
 def integrate_stage(settings: Settings, run_id: str, unit: Unit, decide: Decide | None = None) -> ActionRecord:
     """Integrate one unit into exactly one digest node (raises when the decision is invalid).
     A model decides among the subject's nodes and the digest nodes search recalls."""
-    return integrate(settings, RunRecord(layout(settings), run_id), unit, decide or decide_offline,
+    return integrate(settings, RunRecord(layout(settings), run_id), unit, decide,
                      with_search=decide is not None)
 
 
