@@ -1,6 +1,8 @@
 """Markdown tables of `memflow eval locomo` runs: one row per output folder (one per setting
 combination for a `--grid` run), then the raw-turn and transcript baselines of the first run;
-then `budget_recall_any` per question category, memory-flows beside the transcript baseline.
+then `budget_recall_any` per question category, memory-flows beside the transcript baseline;
+then, for knowledge updates (techchat), `current_first`: the share of contexts that state the
+current value before every earlier value they show.
 
     .venv/bin/python benchmarks/eval_table.py DIR [DIR ...]
 """
@@ -45,6 +47,24 @@ def main(folders: list[str]) -> None:
     if first.get("transcript"):
         print(row("transcript (memory-flows over the raw transcripts)", first["transcript"], "-"))
     categories(found)
+    current_first(found)
+
+
+def current_first(found: list[tuple[str, dict, object]]) -> None:
+    """The current value before every earlier one, per run and beside both baselines."""
+    if not any(summary.get("current_first") for _, summary, _ in found):
+        return
+    print()
+    print("| run | updates | " + " | ".join(f"current_first@{b}" for b in BUDGETS) + " |")
+    print("|---|---|" + "---|" * len(BUDGETS))
+    sides = [(name, summary) for name, summary, _ in found]
+    sides += [("raw-turn BM25 baseline", found[0][1]["baseline"])]
+    if found[0][1].get("transcript"):
+        sides += [("transcript baseline", found[0][1]["transcript"])]
+    for name, block in sides:
+        if block.get("current_first"):
+            cells = " | ".join(f"{block['current_first'][b]:.3f}" for b in BUDGETS)
+            print(f"| {name} | {block['updates']} | {cells} |")
 
 
 def categories(found: list[tuple[str, dict, object]]) -> None:

@@ -68,3 +68,15 @@ def test_malformed_and_dangling_evidence_are_parsed_defensively():
     ids, malformed = parse_evidence(["D1:3", "D8:6; D9:17", "D:x", "", "D2:1"])
     assert ids == ["D1:3", "D8:6", "D9:17", "D2:1"]
     assert malformed == 3
+
+
+def test_current_first_wants_the_current_value_before_every_earlier_one():
+    from memflow.tasks.evaluate.metrics import current_first
+
+    assert current_first("port 8080 now; it was 80 before", "8080", ["80"]) == 1.0
+    assert current_first("it was 80 before; port 8080 now", "8080", ["80"]) == 0.0
+    assert current_first("only 80 here", "8080", ["80"]) == 0.0          # the current value is missing
+    assert current_first("port 8080", "8080", ["80", "443"]) == 1.0      # no earlier value shown
+    assert current_first("v1.80 then 80", "80", ["1.8"]) == 1.0          # a value is a whole token
+    assert current_first("Ana took over from Jo; Jo owned it", "Ana", ["Jo"]) == 1.0
+    assert current_first("Jo owned it; Ana took over", "Ana", ["Jo"]) == 0.0

@@ -59,7 +59,10 @@ def test_an_update_question_asks_for_the_newest_of_several_stated_values(seed):
         assert stated[-1] == newest and len(stated) > 1
         values = [turns[i]["statement"] for i in stated]
         assert q["answer"] in values[-1] and all(q["answer"] not in v for v in values[:-1])
+        assert len(q["previous"]) == len(values) - 1  # what it replaced, for `current_first`
+        assert all(old in v for old, v in zip(q["previous"], values))
         assert len({i.split(":")[0] for i in stated}) == len(stated)  # each value in a later session
+    assert not [q for q in sample["qa"] if q["category"] != 4 and "previous" in q]
 
 
 def test_long_messages_and_overlap_make_it_hard_for_plain_bm25():
@@ -89,3 +92,7 @@ def test_cli_eval_techchat_runs_like_locomo(tmp_path):
     data = json.loads((out / "techchat.json").read_text())
     assert rows.height == sum(len(s["qa"]) for s in data) and summary["evidence"]["dangling_ids"] == 0
     assert statements(data[0])  # the scorer looks for each labelled statement
+    updates = sum(q["category"] == 4 for s in data for q in s["qa"])
+    assert summary.get("updates", 0) == updates  # current_first is scored on every update question
+    if updates:
+        assert set(summary["current_first"]) == set(summary["baseline"]["current_first"]) == set(summary["budget_recall_any"])

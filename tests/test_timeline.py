@@ -123,6 +123,61 @@ def test_lines_answering_the_same_question_are_packed_newest_first():
     assert newest_first([new, old], "bigram", march) == [1, 0]  # "in March": the line dated then
 
 
+@pytest.mark.parametrize("seed", [int(s) for s in __import__("os").environ.get("MEMFLOW_SEEDS", "5,23,61").split(",")])
+def test_a_value_of_one_kind_about_the_asked_subject_comes_newest_first_however_worded(seed):
+    """Two statements about the asked subject, worded with no word in common but the subject
+    ("We pinned X to 2.38.17" / "The lock file now has X at 3.26.0"), each stating a value of
+    one kind: the newer block is shown first (only the order changes). Values of other kinds,
+    the same value, a sentence about another thing, or no query keep rank order. Words are
+    pseudo-words from vocabularies of hundreds a slot."""
+    import random
+
+    from test_change_rule import vocabulary
+
+    from memflow.tasks.ground.tokenize import tokenize
+    from memflow.tasks.recall.timeline import newest_first
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 1500)
+    subjects, question_words, fillers = words[0::3], words[1::3], words[2::3]  # disjoint slots
+    names = [w.capitalize() for w in vocabulary(rng, 300)]
+
+    def value(kind):
+        if kind == "version":
+            return ".".join(str(rng.randint(0, 40)) for _ in range(3))
+        return str(rng.randint(2, 65000)) if kind == "number" else rng.choice(names)
+
+    def sentence(subject, v):
+        a, b, c = rng.sample(fillers, 3)
+        return rng.choice([f"We {a} {subject} to {v} in the {b} file.", f"The {a} {b} now has {subject} at {v}.",
+                           f"{subject.capitalize()} {a} {v} {b} per {c}.", f"We {a} the {subject} {b} down to {v} {c}.",
+                           f"Ownership of {subject} {a} to {v}."])
+
+    def blocks(old_line, new_line, old_day="2026-03-02", new_day="2026-04-09"):
+        filler = f"The {rng.choice(fillers)} {rng.choice(fillers)} {rng.choice(fillers)}s again."
+        return [f"[daily/{old_day}/a.md:L5-L6] Facts\n- {old_line} {filler} #L5",
+                f"[daily/2026-03-20/c.md:L3-L3] Facts\n- {filler} #L3",
+                f"[daily/{new_day}/b.md:L7-L7] Facts\n- {new_line} #L7"]
+
+    for _ in range(100):
+        subject, other = rng.sample(subjects, 2)
+        asked = set(tokenize(f"{subject} {rng.choice(question_words)}", "bigram"))
+        kind = rng.choice(["version", "number", "name"])
+        old, new = value(kind), value(kind)
+        if old == new:
+            continue
+        changed = blocks(sentence(subject, old), sentence(subject, new))
+        assert newest_first(changed, "bigram", asked=asked)[0] == 2, changed
+        assert newest_first(changed, "bigram") == [0, 1, 2]  # no query: rank order
+        again = blocks(sentence(subject, old), sentence(subject, old))
+        assert newest_first(again, "bigram", asked=asked) == [0, 1, 2], again
+        elsewhere = blocks(sentence(subject, old), sentence(other, new))
+        assert newest_first(elsewhere, "bigram", asked=asked) == [0, 1, 2], elsewhere
+        unlike = "number" if kind == "version" else "version"
+        kinds = blocks(sentence(subject, old), sentence(subject, value(unlike)))
+        assert newest_first(kinds, "bigram", asked=asked) == [0, 1, 2], kinds
+
+
 def test_a_packed_block_shows_its_date_once_when_its_lines_do_not():
     from memflow.schemas.recall import SearchResult
     from memflow.tasks.recall.packing import block

@@ -14,7 +14,10 @@ def _mean(rows: list[dict], key: str) -> float:
 
 def block(rows: list[dict], ks: list[int], budgets: list[int], prefix: str = "") -> dict:
     scored = [r for r in rows if f"{prefix}any@{ks[0]}" in r]
-    return {
+    updates = [r for r in scored if f"{prefix}current_first@{budgets[0]}" in r] if budgets else []
+    ordered = {"current_first": {str(b): _mean(updates, f"{prefix}current_first@{b}") for b in budgets},
+               "updates": len(updates)} if updates else {}
+    return ordered | {
         "questions": len(scored),
         "recall_any": {str(k): _mean(scored, f"{prefix}any@{k}") for k in ks},
         "recall_all": {str(k): _mean(scored, f"{prefix}all@{k}") for k in ks},

@@ -22,6 +22,7 @@ from memflow.tasks.evaluate.locomo import (
 from memflow.tasks.evaluate.metrics import (
     budget_cut,
     covered_turns,
+    current_first,
     first_hit,
     ndcg_at,
     normalise,
@@ -153,19 +154,21 @@ def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
     count = lru_cache(maxsize=None)(count_tokens)
     pack_into = packer(results, weights, count, tokenizer, neighbours, citations=citations)
 
-    def packed(budget: int) -> tuple[list[set[str]], int]:
+    def packed(budget: int) -> tuple[list[set[str]], int, str]:
         blocks = pack_into(budget)
-        return [cover(b) for b in blocks], sum(count(b) for b in blocks)
+        return [cover(b) for b in blocks], sum(count(b) for b in blocks), "\n".join(blocks)
     return packed
 
 
 def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[int],
           budgets: list[int], recover: Callable[[int, str], set[str]],
-          sessions: list[set[str]], packed: Callable[[int], tuple[list[set[str]], int]] | None = None) -> dict:
+          sessions: list[set[str]], packed: Callable[[int], tuple[list[set[str]], int, str]] | None = None,
+          values: tuple[str, list[str]] | None = None) -> dict:
     """Metrics of one ranked list for one question; `recover(i, text)` is the coverage of the
     i-th result when the budget cut its text; `sessions` are the sessions each result cites;
-    `packed(budget)` (our side) gives the coverage and tokens of the context packed line by
-    line into the budget, which the budget metrics then score."""
+    `packed(budget)` (our side) gives the coverage, tokens and text of the context packed line
+    by line into the budget, which the budget metrics then score. `values` (a knowledge update:
+    the current value and the ones it replaced) adds `current_first@B`."""
     out: dict = {"first_hit": first_hit(cover, evidence), "ndcg10": ndcg_at(cover, evidence, 10)}
     wanted = {session_of(t) for t in evidence}
     for k in ks:
@@ -173,14 +176,15 @@ def score(cover: list[set[str]], shown: list[str], evidence: set[str], ks: list[
         out[f"session@{k}"] = float(bool(wanted & set().union(*sessions[:k]))) if sessions[:k] else 0.0
     for budget in budgets:
         if packed is not None:
-            cut_cover, used = packed(budget)
-            out[f"budget_any@{budget}"], out[f"budget_all@{budget}"] = recall_at(cut_cover, evidence, len(cut_cover))
-            out[f"tokens@{budget}"] = used
-            continue
-        kept, used = budget_cut(shown, budget, count_tokens, truncate_tokens)
-        cut_cover = [cover[i] if text == shown[i] else recover(i, text) for i, text in enumerate(kept)]
-        out[f"budget_any@{budget}"], out[f"budget_all@{budget}"] = recall_at(cut_cover, evidence, len(kept))
+            cut_cover, used, text = packed(budget)
+        else:
+            kept, used = budget_cut(shown, budget, count_tokens, truncate_tokens)
+            cut_cover = [cover[i] if text == shown[i] else recover(i, text) for i, text in enumerate(kept)]
+            text = "\n".join(kept)
+        out[f"budget_any@{budget}"], out[f"budget_all@{budget}"] = recall_at(cut_cover, evidence, len(cut_cover))
         out[f"tokens@{budget}"] = used
+        if values is not None:
+            out[f"current_first@{budget}"] = current_first(text, *values)
     return out
 
 
@@ -209,6 +213,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
                "dangling": len(set(ids) - evidence)}
         if q.get("category_name"):
             row["category_name"] = q["category_name"]
+        values = (str(q["answer"]), [str(v) for v in q["previous"]]) if q.get("previous") else None
         response = search(settings, q["question"], limit=limit, link_limit=10, with_watermark=False)
         shown = [render_compact(r) for r in response.results]
 
@@ -225,7 +230,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
                                   settings.pack_neighbours, cited)
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
-                             packed if settings.pack_results else None))
+                             packed if settings.pack_results else None, values))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget
             b_shown = [baseline.texts[i] for i in hits]
             b_cover = [{baseline.ids[i]} for i in hits]
@@ -233,7 +238,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             # (unless a labelled statement of it is still in what was kept)
             b_scores = score(b_cover, b_shown, evidence, ks, budgets,
                              lambda i, t: covered_turns(t, {}, {}, quotes=quotes) & {baseline.ids[hits[i]]},
-                             [{session_of(baseline.ids[i])} for i in hits])
+                             [{session_of(baseline.ids[i])} for i in hits], values=values)
             row.update({f"baseline_{k}": v for k, v in b_scores.items()})
             t_results = transcript.ranked(q["question"], limit)
             t_shown = [render_compact(r) for r in t_results]
@@ -244,7 +249,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             t_scores = score(t_cover, t_shown, evidence, ks, budgets,
                              lambda i, t: covered_turns(t, turns, {}, quotes=quotes),
                              [{session_of(c) for c in cov} for cov in t_cover],
-                             t_packed if settings.pack_results else None)
+                             t_packed if settings.pack_results else None, values)
             row.update({f"transcript_{k}": v for k, v in t_scores.items()})
         if settings.chat_model:
             from memflow.tasks.evaluate.qa_eval import answer_and_grade

@@ -97,3 +97,20 @@ _SESSION_RE = re.compile(r"D(\d+):")
 def session_of(turn: str) -> str:
     match = _SESSION_RE.match(turn)
     return match.group(1) if match else ""
+
+
+def _value_at(text: str, value: str) -> int:
+    """Where `value` first stands as a whole token in `text` (-1: nowhere): "80" is not found
+    in "8080" or "1.80"."""
+    match = re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", text)
+    return match.start() if match else -1
+
+
+def current_first(text: str, current: str, previous: list[str]) -> float:
+    """1.0 when a context states the current value of a changed fact before every earlier value
+    it shows (a knowledge-update question: `previous` are the values it replaced); 0.0 when the
+    current value is missing or an earlier one comes first."""
+    at = _value_at(text, current)
+    if at < 0:
+        return 0.0
+    return float(all(not (0 <= _value_at(text, old) < at) for old in previous if old != current))

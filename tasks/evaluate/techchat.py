@@ -217,6 +217,7 @@ def questions(rng: random.Random, facts: list[Fact], multi: int) -> list[dict]:
         if not fact.turns:
             continue
         asked = rng.choice(fact.attribute.asked).format(s=fact.subject, p=fact.project)
+        previous = fact.values[:len(fact.turns) - 1]
         if len(fact.values) > 1:
             category, asked = 4, asked.rstrip("?") + " these days?"
         else:
@@ -224,7 +225,8 @@ def questions(rng: random.Random, facts: list[Fact], multi: int) -> list[dict]:
         if rng.random() < 0.4:  # who said it, as people ask: the speaker named in the question
             asked = asked.rstrip("?") + rng.choice(WHO_SAID[fact.speaker if category != 4 else "user"])
         out.append({"question": asked, "answer": fact.values[-1], "evidence": [fact.turns[-1]],
-                    "category": category, "category_name": CATEGORIES[category], "facts": [fact.key]})
+                    "category": category, "category_name": CATEGORIES[category], "facts": [fact.key]}
+                   | ({"previous": previous} if previous else {}))
     by_project: dict[str, list[Fact]] = {}
     for fact in facts:
         if fact.turns:

@@ -26,6 +26,7 @@ from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
 from memflow.tasks.ground.markdown import line_date, line_text, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.transcript import unmarked
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 
 _SOURCE_DATE_RE = re.compile(r"\[\[[^\]]*?(\d{4}-\d{2}-\d{2})[^\]]*\]\]")
@@ -185,19 +186,20 @@ _SHORT_REF_RE = re.compile(r"\s*#L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*$")
 
 
 def dated_lines(block: str, tokenizer: str,
-                asked: set[str] | None = None) -> list[tuple[date, frozenset[str], bool]]:
+                asked: set[str] | None = None) -> list[tuple[date, frozenset[str], bool, str]]:
     """A packed block's content lines as (date, content terms): a digest fact line by the date it
     states, a history line by its source's date (since when its value held), any other line by
     its header's date (the note's path, the session's heading, or the one packing added); lines
     with no date are left out. Terms are the index tokenizer's (stopwords out), bullets, dates,
     speakers, links and `(replaced ...)` labels not counted. With `asked` (the query's terms),
     only the lines holding one of them: those answer the question, their neighbours need not.
-    The flag says whether the line is current (not labelled replaced, not a history line)."""
+    The flag says whether the line is current (not labelled replaced, not a history line); the
+    line itself comes last."""
     lines = block.split("\n")
     header = _ANY_DATE_RE.search(lines[0]) if lines else None
     default = _day(header.group(0)) if header else None
-    dated = (dated_line(line, default, tokenizer, asked) for line in lines[1:] if line != "…")
-    return [pair for pair in dated if pair]
+    dated = ((dated_line(line, default, tokenizer, asked), line) for line in lines[1:] if line != "…")
+    return [(*pair, line) for pair, line in dated if pair]
 
 
 def dated_line(line: str, default: date | None, tokenizer: str,
@@ -267,13 +269,14 @@ def same_question_pairs(lines: list[frozenset[str]], asked: frozenset[str] = fro
 def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | None = None,
                  asked: set[str] | None = None) -> list[int]:
     """An order of packed `blocks` (indices) in which, whenever lines of two blocks answer the
-    same question (`same_question`) on different dates, the block with the newer line comes
-    first; otherwise rank order is kept (constraints that contradict each other are dropped,
-    earliest rank first). With a `window` (as_of, a time the question names) a line inside it
-    counts as newer than any outside; `asked`: the query's terms (see `dated_lines`)."""
-    items = [[(_when(day, window, current), terms) for day, terms, current in dated_lines(b, tokenizer, asked)]
+    same question (`same_question`, or `same_subject_pairs` given the query's terms) on
+    different dates, the block with the newer line comes first; otherwise rank order is kept
+    (constraints that contradict each other are dropped, earliest rank first). With a `window`
+    (as_of, a time the question names) a line inside it counts as newer than any outside;
+    `asked`: the query's terms (see `dated_lines`)."""
+    items = [[(_when(day, window, current), terms, line) for day, terms, current, line in dated_lines(b, tokenizer, asked)]
              for b in blocks]
-    return newest_order(items, frozenset(asked or ()))
+    return newest_order(items, frozenset(asked or ()), tokenizer)
 
 
 def newest_lines(lines: list[str], default: date | None, tokenizer: str,
@@ -283,8 +286,53 @@ def newest_lines(lines: list[str], default: date | None, tokenizer: str,
     items = []
     for n, line in enumerate(lines):
         pair = dated_line(line, default, tokenizer, asked)
-        items.append([(_when(pair[0], window, pair[2]) + (n,), pair[1])] if pair else [])
-    return newest_order(items, frozenset(asked or ()))
+        items.append([(_when(pair[0], window, pair[2]) + (n,), pair[1], line)] if pair else [])
+    return newest_order(items, frozenset(asked or ()), tokenizer)
+
+
+_SPOKEN_RE = re.compile(r"^[\w .'-]{1,40}: ")  # `user: `, `Melanie: ` (pieces are unmarked first)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s+")
+_VALUE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:[.,:]\d+)*)(?!\w)|(?<=[a-z0-9,;] )(?P<name>[A-Z][\w-]+)")
+
+
+@lru_cache(maxsize=65536)
+def stated_values(line: str, tokenizer: str, asked: frozenset[str]) -> frozenset[tuple]:
+    """What each sentence of a line that holds some of the query's terms (`asked`) states:
+    (those terms, kind, value) for its numbers (a version, with two dots or more, is its own
+    kind) and names (a word capitalised after a word inside the sentence, not a query term), by
+    their shape alone."""
+    said = _SPOKEN_RE.sub("", unmarked(_SHORT_REF_RE.sub("", line_text(unlabelled(line)))))
+    out = set()
+    for sentence in _SENTENCE_END_RE.split(said):
+        subject = frozenset(tokenize(searchable_text(sentence), tokenizer)) & asked
+        if not subject:
+            continue
+        for match in _VALUE_RE.finditer(sentence):
+            if match.lastgroup == "num":
+                value = match.group("num").rstrip(".,:")
+                out.add((subject, "version" if value.count(".") >= 2 else "number", value))
+            elif not set(tokenize(match.group("name"), tokenizer)) & asked:
+                out.add((subject, "name", match.group("name")))
+    return frozenset(out)
+
+
+def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) -> list[tuple[int, int]]:
+    """Pairs (i < j) of lines that answer the question with another value of one kind, worded
+    as they may be: a sentence of each holds the same of the query's terms and states a value
+    of a kind the other's states too, with a value of that kind the other's does not ("We
+    pinned X to 2.38.17" and "The lock file now has X at 3.26.0"; "X processes 4362 records per
+    batch" and "We cut the X batches down to 3048 rows"). Only the order of what is shown
+    follows from it: both lines are shown, the newer first."""
+    said: dict[tuple[frozenset[str], str], dict[int, set[str]]] = {}
+    for n, line in enumerate(lines):
+        for subject, kind, value in stated_values(line, tokenizer, asked):
+            said.setdefault((subject, kind), {}).setdefault(n, set()).add(value)
+    pairs = set()
+    for by_line in said.values():
+        members = sorted(by_line)
+        for a, i in enumerate(members):
+            pairs.update((i, j) for j in members[a + 1:] if by_line[i] != by_line[j])
+    return sorted(pairs)
 
 
 def _when(day: date, window: tuple[date, date] | None, current: bool = True) -> tuple:
@@ -294,14 +342,18 @@ def _when(day: date, window: tuple[date, date] | None, current: bool = True) -> 
     return (window is None or window[0] <= day <= window[1]), current, day
 
 
-def newest_order(items: list[list[tuple[tuple, frozenset[str]]]], question: frozenset[str]) -> list[int]:
-    """Indices of `items` (each a list of (time key, terms) lines) in rank order, except that an
-    item with a line answering the same question as an earlier item's line at a later time key
-    is pulled just before it; contradicting constraints keep rank order."""
+def newest_order(items: list[list[tuple[tuple, frozenset[str], str]]], question: frozenset[str],
+                 tokenizer: str = "bigram") -> list[int]:
+    """Indices of `items` (each a list of (time key, terms, text) lines) in rank order, except
+    that an item with a line answering the same question as an earlier item's line at a later
+    time key is pulled just before it; contradicting constraints keep rank order."""
     owner = [n for n, lines in enumerate(items) for _ in lines]
-    keys = [key for lines in items for key, _ in lines]
+    keys = [key for lines in items for key, _, _ in lines]
+    pairs = set(same_question_pairs([terms for lines in items for _, terms, _ in lines], question))
+    if question:
+        pairs.update(same_subject_pairs([text for lines in items for _, _, text in lines], question, tokenizer))
     after: dict[int, set[int]] = {n: set() for n in range(len(items))}  # n -> items to come first
-    for i, j in same_question_pairs([terms for lines in items for _, terms in lines], question):
+    for i, j in sorted(pairs):
         p, q, key_a, key_b = owner[i], owner[j], keys[i], keys[j]
         # only a current line pulls: an older replaced one never does
         if p != q and key_a != key_b and max(key_a, key_b)[1]:
