@@ -46,3 +46,33 @@ def test_check_finds_what_is_wrong_and_repair_fixes_what_is_safe(settings, lay):
     again = api.dream(ws)  # the notes were not consumed by the rolled-back run: dreamt again
     assert {p.name: p.read_bytes() for p in (lay.root / "digest").rglob("*.md")} == digest_before
     assert again.notes_consumed >= 1
+
+
+def test_an_anchor_on_a_similar_line_is_stale_when_another_line_says_it(settings, lay):
+    """Lines that share most words ("Seeing this on the X box: ...") are not a paraphrase of each
+    other when one of them holds the quote itself: an anchor left on a neighbour (lines shifted by
+    an outside edit) is reported and `--repair` re-points it to the line that says it."""
+    import random
+
+    from test_change_rule import vocabulary
+
+    rng = random.Random(7)
+    words = vocabulary(rng, 300)
+    for _ in range(20):
+        boxes = rng.sample(words, 3)
+        said = [f"- Seeing this on the {b} box: The {rng.choice(words)} is {rng.randint(2, 999)} ms. [[session/dialog/s.jsonl#L{n}]]"
+                for n, b in enumerate(boxes, 1)]
+        note = "daily/2026-03-02/seeing.md"
+        (lay.root / "daily/2026-03-02").mkdir(parents=True, exist_ok=True)
+        (lay.root / note).write_text("---\nname: Seeing\n---\n\n# Seeing\n\n" + "\n".join(said) + "\n")
+        quote = f"Seeing this on the {boxes[2]} box:"
+        node = lay.root / "digest/wiki/seeing.md"
+        node.parent.mkdir(parents=True, exist_ok=True)
+        node.write_text(f"---\nname: Seeing\n---\n\n# Seeing\n\n- 2026-03-02: {quote} [[{note}#L9]]\n")
+        assert not [f for f in api.check(settings.workspace).findings if f.area == "anchors"]  # L9 says it
+        node.write_text(node.read_text().replace("#L9]]", "#L7]]"))  # left on another box's line
+        stale = [f for f in api.check(settings.workspace).findings if f.area == "anchors"]
+        assert len(stale) == 1, stale
+        api.check(settings.workspace, repair=True)
+        assert f"[[{note}#L9]]" in node.read_text()
+        assert not [f for f in api.check(settings.workspace).findings if f.area == "anchors"]

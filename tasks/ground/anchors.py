@@ -250,9 +250,11 @@ def _verdict(lines: list[str], first: int, quote: str | None, numbers: list[int]
     if quote is None:
         return not any(holds_text(line) for line in inside), []
     best = max((support(quote, line) for line in inside), default=0.0)
-    if best >= SUPPORTED:
+    if best >= 2.0:  # the anchored lines say it
         return False, []
     fix = find_quote(quote, lines, first, numbers[0])
+    if best >= SUPPORTED and (fix is None or support(quote, lines[fix - 1]) <= best):
+        return False, []  # a paraphrase, and no other line says it better
     return bool(fix) or best == 0.0, [fix] if fix else []
 
 
