@@ -222,8 +222,14 @@ def test_generated_life_keeps_the_current_value_first_and_every_statement(settin
         rng.shuffle(texts)
         auto_memory(settings, say(day, f"life-{n}", texts), f"life-{n}")
         run_dream(settings, day)
+    check_life(settings, lay, checks, [t for _, texts in days for t in texts if "```" not in t])
+
+
+def check_life(settings, lay, checks: list[dict], every: list[str]) -> None:
+    """Each chain's newest value is current in the digest with the older ones as its history in
+    date order, and the packed context (300 tokens) states it before any older one; lines that
+    must coexist are current without history; every statement is found by default search."""
     facts = current_and_history(lay)
-    every = [t for _, texts in days for t in texts if "```" not in t]
     for check in checks:
         if check["kind"] == "chain":
             newest, *older = check["values"]
@@ -361,3 +367,23 @@ def test_projects_keep_their_own_values_through_dreams(settings, lay, vocab):
     for value in values:
         shown = "\n".join(h.text for h in search(settings, f"{lib} {value}", limit=10).results)
         assert value in shown, (value, shown)
+
+
+def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
+    """"After the last X the Y Z stopped ...": the node is the Y Z; "Nothing in X reads ...": X;
+    "The Y for X is rebuilt ...": which Y (Y for X). Words from the pseudo-word vocabularies."""
+    from memflow.tasks.dream.facts import subject_of
+
+    rng, v = vocab
+    for _ in range(100):
+        a, b, c, d = (pick(rng, v, slot) for slot in ("noun", "object", "noun", "qualifier"))
+        if len({a, b, c, d}) < 4:
+            continue
+        lead = rng.choice(["After", "Before", "During", "With"])
+        subject = subject_of(f"{lead} the last {a} the {b} {c} stopped emitting {d} events.")
+        assert subject.name.lower() == f"{b} {c}", subject
+        pronoun = rng.choice(["Nothing", "Nobody", "Everything", "Something"])
+        subject = subject_of(f"{pronoun} in {b} reads the {c} before {a} has finished its {d} pass.")
+        assert subject.name.lower() == b, subject
+        subject = subject_of(f"The {c} for {b} is rebuilt whenever {pick(rng, v, 'name')} rotates the {d} keys.")
+        assert subject.name.lower() == f"{c} for {b}", subject

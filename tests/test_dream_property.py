@@ -1,8 +1,8 @@
 """Property: random sequences of captures, edits of daily notes and dreams never change a digest
 fact line that the run's new evidence did not address. A line may only be replaced (moved under the
 new value as history) by a fact of the same subject that shows the value changed
-(`change.relation` says "replaces"), or gain source links from one saying the same; history
-lines never change."""
+(`change.relation` says "replaces", of the line or of a value it replaced), or gain source links
+from one saying the same; history lines never change."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def raw(lay, rel: str) -> list[str]:
 def check_run(lay, before: dict, before_raw: dict, evidence: list[tuple[str, str]]) -> None:
     """Every fact line of `before` survives byte for byte unless the run's evidence had a fact
     of the same subject that may replace or confirm it."""
-    from memflow.tasks.dream.facts import same_fact
+    from memflow.tasks.dream.consolidation import relation_to
 
     for rel, facts in before.items():
         after_lines = raw(lay, rel)
@@ -63,7 +63,7 @@ def check_run(lay, before: dict, before_raw: dict, evidence: list[tuple[str, str
                 continue
             subject = parse_note(rel, "\n".join(before_raw[rel])).metadata["subject"]
             allowed = [text for key, text in evidence if key == subject and
-                       same_fact(speaker(text)[1], speaker(fact_line.text)[1]) in ("replaces", "same")]
+                       relation_to(speaker(text)[1], fact_line) in ("replaces", "same")]
             assert allowed, f"{rel}: {fact_line.text!r} changed without evidence about it"
             assert any(fact_line.text in line for line in after_lines), "its text is kept"
 

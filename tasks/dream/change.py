@@ -165,18 +165,26 @@ def _part_kind(part: list[Tok]) -> str | None:
 
 def _subject_run(text: str) -> list[Tok]:
     """The words a statement is about: a leading personal pronoun; else its first run of plain
-    words, without its last word when no function word follows the run (that word is the verb:
-    "Jonas *lives* in", "the queue *takes* 3 s"; "the quarterly budget *is*" keeps both); else its
-    first name. At most two words."""
+    words, without its last word when no copula or other function word follows the run, or a
+    determiner does (that word is the verb: "Jonas *lives* in", "the queue *takes* 3 s", "X
+    *reads* the log"; "the quarterly budget *is*" keeps both); else its first name. A leading
+    prepositional phrase is not the subject ("After the last build *the gairbeik cache* stopped
+    ..."), nor a leading indefinite pronoun ("Nothing in *bamzaind* reads ..."); a one-word subject
+    keeps its "of"/"for" complement ("the cluster *for tourdriommourt*"). At most two words
+    (three with the complement's preposition)."""
     tokens = toks(strip_marker(text))
     if _pronoun_led(text):
         return [tokens[0]]
     partitive = _partitive_end(tokens)
     if partitive:  # "Half of the fliok tests time out": the tests are what it is about
         tokens = tokens[partitive:]
+    tokens = tokens[_leading_phrase_end(tokens):]
+    if len(tokens) > 2 and tokens[0].surface.lower() in _INDEFINITE and tokens[1].kind == "prep":
+        tokens = tokens[2:]  # "Nothing in *bamzaind* reads ...": what the statement is about
     run: list[Tok] = []
     follower = None
-    for tok in tokens:
+    at = 0
+    for at, tok in enumerate(tokens):
         if tok.kind in ("word", "han"):
             run.append(tok)
             continue
@@ -188,9 +196,34 @@ def _subject_run(text: str) -> list[Tok]:
             break
         if tok.kind in ("name", "code"):
             return [tok]  # (a leading preposition is skipped: "After that the queue takes ...")
-    if len(run) >= 2 and (follower is None or follower.kind != "stop"):
+    if follower is not None and follower.norm in ("of", "for") and len(run) == 1:
+        head = next((t for t in tokens[at + 1:at + 4] if t.norm not in _DETERMINERS), None)
+        if head is not None and head.kind in ("word", "han", "name", "code"):
+            return [run[0], follower, head]  # "the cluster *for tourdriommourt*": which cluster
+    if len(run) >= 2 and (follower is None or follower.kind != "stop" or follower.norm in _DETERMINERS):
         run = run[:-1]
     return run[:2]
+
+
+# Articles and possessive determiners (closed classes): a noun phrase starts after one
+_DETERMINERS = frozenset("the a an this that these those its their our my your his her".split())
+
+
+def _leading_phrase_end(tokens: tuple[Tok, ...]) -> int:
+    """Where the subject starts after a leading prepositional phrase ("After the last build the
+    X cache ...": at "the X"): the statement opens on a preposition, its noun phrase's words, then a
+    determiner opening another noun phrase. 0 when it does not open so."""
+    if not tokens or tokens[0].kind != "prep":
+        return 0
+    content = False
+    for i, tok in enumerate(tokens[1:], 1):
+        if tok.kind in ("word", "han", "name", "code", "num"):
+            content = True
+        elif tok.norm in _DETERMINERS and content:
+            return i
+        elif tok.kind == "prep" or tok.norm in (",",):
+            return 0
+    return 0
 
 
 # Quantifiers heading a partitive ("half of the ...", "30% of the ..."): a closed class

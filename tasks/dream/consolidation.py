@@ -28,7 +28,7 @@ from memflow.schemas.dream import (
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.dream.change import clauses, other_context
-from memflow.tasks.dream.digest import facts_of, plain
+from memflow.tasks.dream.digest import FactLine, facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.workspace import date_of
 
@@ -96,13 +96,14 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？�
 def split_fact(fact: Evidence) -> list[Evidence]:
     """A line stating several facts -> one evidence per statement (same line, same speaker),
     so a later change of one leaves the others current. Pasted code in the line is not a
-    statement (it stays in the daily note and the log); a question in it is not a fact."""
+    statement (it stays in the daily note and the log); a question in it is not a fact, nor
+    a sentence ending in a colon, which only introduces what follows ("Seeing this on the X box:")."""
     who, said = speaker(fact.text)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
     parts = [part for sentence in _SENTENCE_RE.split(_CODE_RE.sub(" ", said)) if sentence.strip()
              for part in clauses(sentence.strip())
-             if not part.rstrip().endswith(("?", "？")) and is_memory(part)]
+             if not part.rstrip().endswith(("?", "？", ":", "：")) and is_memory(part)]
     if len(parts) < 2 and parts == [said]:
         return [fact]
     if not parts:
@@ -130,11 +131,21 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     return out
 
 
+def relation_to(said: str, known: FactLine) -> str | None:
+    """`same_fact` of a statement and a digest fact line, where a statement that changes a value
+    the line replaced (its history) changes the line too: the line answers the same question
+    ("X went from 2117 down to 1153 ms" replaced "X is 2117 ms"; "X is now 900 ms" changes it)."""
+    relation = same_fact(said, speaker(known.text)[1])
+    if relation is None and any(same_fact(said, speaker(h.text)[1]) == "replaces" for h in known.history):
+        return "replaces"
+    return relation
+
+
 def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
                    context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> Decision:
     """Unit + the nodes of its subject (path -> text) -> one decision. The same statement again
     anywhere in them corroborates it; else a current fact it shows to have changed (the
-    closest, when several) is corrected, unless the two were said about different things
+    closest, when several), or whose replaced value it shows to have changed, is corrected, unless the two were said about different things
     (`change.other_context` of their sources: `context_of(links)` reads the cited lines and
     their note); else it is a
     new line beside the others."""
@@ -144,7 +155,7 @@ def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
     replaced = []
     for path, text in candidates.items():
         for known in facts_of(text):
-            relation = same_fact(said, speaker(known.text)[1])
+            relation = relation_to(said, known)
             if relation == "same":
                 return Corroborate(path=path, fact=known.text, reason="the same fact again")
             if relation == "replaces" and context_of and \

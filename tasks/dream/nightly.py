@@ -37,12 +37,12 @@ from memflow.tasks.dream.consolidation import (
     decide_offline,
     extract_units,
     note_facts,
+    relation_to,
     speaker,
     unit_links,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.change import other_context
-from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.dream.nodes import (
     consolidated_before,
     digest_citations,
@@ -242,7 +242,7 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
                 anchor = find_fact(after, above) if above else None
         case Correct(old=old, new=new):
             touched = find_fact(before, old)
-            check_same_attribute(new, touched.text)
+            check_same_attribute(new, touched)
             check_same_context(new, context_of(links), touched.text, context_of(touched.links))
             after = digest.supersede(before, touched, day, digest.plain(new), links)
             after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
@@ -250,11 +250,11 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
     return path, (None if after == before else after), False
 
 
-def check_same_attribute(new: str, old: str) -> None:
+def check_same_attribute(new: str, old: digest.FactLine) -> None:
     """CORRECT replaces a fact only when the new statement shows that it changed (model
-    decisions too: `change.relation`)."""
-    if same_fact(speaker(new)[1], speaker(old)[1]) not in ("replaces", "same"):
-        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not show that {old[:60]!r} "
+    decisions too: `consolidation.relation_to`)."""
+    if relation_to(speaker(new)[1], old) not in ("replaces", "same"):
+        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not show that {old.text[:60]!r} "
                                    f"changed (no shared frame or named old value); the node is left as it was")
 
 
