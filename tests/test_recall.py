@@ -240,10 +240,10 @@ def test_a_replaced_fact_never_outranks_the_current_one(settings, lay):
     assert "Lisbon" in top[0].text and "(replaced" not in top[0].text  # the turn or the node
     node = next(r.text for r in top if r.path.startswith("digest/"))  # below the turn it restates
     assert node.index("Lisbon") < node.index("near the Tiergarten")
-    # the old line is history: still searchable, labelled, and below every hit with a current match
+    # the old line is history: still searchable, labelled, and below the hit stating the new value
     assert any("(replaced 2026-06-09) I live in Berlin" in r.text for r in top)
-    labelled = ["(replaced 2026-06-09)" in r.text for r in top]
-    assert labelled == sorted(labelled) and not labelled[0]  # current matches first, then the old
+    first_new = next(i for i, r in enumerate(top) if "Lisbon" in r.text)
+    assert all(i > first_new for i, r in enumerate(top) if "(replaced 2026-06-09)" in r.text)
     history = search(settings, "Tiergarten", limit=3, filters=Filters(layer="daily")).results
     assert history[0].path.startswith("daily/2026-06-01/")  # found when nothing current matches
     assert "(replaced 2026-06-09)" in history[0].text
@@ -253,22 +253,35 @@ def test_a_replaced_fact_never_outranks_the_current_one(settings, lay):
     assert any("I live in Berlin" in r.text for r in flat)
 
 
-def test_a_hit_matching_only_on_replaced_lines_ranks_below_current_matches():
+def test_a_replaced_line_is_labelled_and_ranks_just_below_what_replaced_it(settings, lay):
+    """A hit whose only query matches are replaced lines goes just below the hit stating the
+    new value, not below every weaker match: the old statement stays findable in the top results,
+    labelled; the other lines of its note stay current."""
     from datetime import date as day
 
-    from memflow.tasks.recall.replaced import current_first, is_replaced, label
+    from memflow.tasks.capture.conversation import auto_memory
+    from memflow.tasks.dream import run_dream
+    from memflow.tasks.recall.replaced import is_replaced, label
 
-    row = {"text": "# Note > ## Facts\n- I live in Berlin. [[s.jsonl#L1]]\n- My bike lock tip. [[s.jsonl#L2]]",
-           "start_line": 5, "end_line": 6, "superseded_lines": [5], "superseded_until": [day(2026, 6, 9)]}
-    shown = label(row["text"], 6, {5: day(2026, 6, 9)}).split("\n")
+    text = "# Note > ## Facts\n- I live in Berlin. [[s.jsonl#L1]]\n- My bike lock tip. [[s.jsonl#L2]]"
+    shown = label(text, 6, {5: day(2026, 6, 9)}).split("\n")
     assert shown[1] == "- (replaced 2026-06-09) I live in Berlin. [[s.jsonl#L1]]" and is_replaced(shown[1])
     assert not is_replaced(shown[2])
-    rows = {"old": row, "new": None}
-    order = current_first(["old", "new"], lambda c: [rows[x] for x in c], {"berlin"}, "bigram")
-    assert order == ["new", "old"]  # its only match is the replaced line
-    assert current_first(["old", "new"], lambda c: [rows[x] for x in c], {"bike"}, "bigram") == ["old", "new"]
-    then = current_first(["old", "new"], lambda c: [rows[x] for x in c], {"berlin"}, "bigram", day(2026, 6, 1))
-    assert then == ["old", "new"]  # as of a day before the change the line was current
+    auto_memory(settings, say("2026-06-01", "h1", "I live in Berlin.",
+                              "My bike lock tip: a U-lock through the back wheel."), "h1")
+    run_dream(settings, date(2026, 6, 1))
+    auto_memory(settings, say("2026-06-09", "h2", "I live in Lisbon now."), "h2")
+    weak = [f"The {w} fair in Berlin had {n} stands." for n, w in
+            enumerate("book car art food toy game wine film boat bike tea jazz".split(), 3)]
+    for n, said in enumerate(weak):  # more current hits on "Berlin" than the results hold
+        auto_memory(settings, say(f"2026-06-{10 + n}", f"f{n}", said), f"f{n}")
+    run_dream(settings, date(2026, 6, 30))
+    hits = search(settings, "I live in Berlin", limit=10).results
+    old = next(i for i, r in enumerate(hits) if "(replaced 2026-06-09) I live in Berlin" in r.text)
+    new = next(i for i, r in enumerate(hits) if "Lisbon" in r.text)
+    assert new < old, [r.text[:60] for r in hits]  # below the new value, found among the first ten
+    bike = search(settings, "bike lock U-lock back wheel", limit=3).results[0]
+    assert "bike lock tip" in bike.text and "(replaced" not in bike.text.split("bike lock")[0].split("\n")[-1]
 
 
 def test_provenance_links_are_not_searched(settings, lay):

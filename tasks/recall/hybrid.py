@@ -34,7 +34,7 @@ from memflow.tasks.recall.factkeys import fact_keys
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
 from memflow.tasks.recall.speakers import search_tokens, speakers_after_words
-from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_rows
+from memflow.tasks.recall.replaced import current_first, label, replaced_in
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword, rowmaps
 from memflow.tasks.stores.files import read_text
@@ -264,9 +264,8 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     rankings = {b: weigh_layers(index, r, factor) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
     fused = evidence_first(index, lay, fused)  # the turns a digest chunk restates go above it
-    if not filters.superseded:  # a hit matching only on replaced lines goes below current ones
-        fused = current_first(fused, lambda c: replaced_rows(index, c), set(tokens),
-                              settings.keyword_tokenizer, filters.as_of)
+    if not filters.superseded:  # a hit matching only on replaced lines goes below its replacement
+        fused = current_first(index, lay, fused, set(tokens), settings.keyword_tokenizer, filters.as_of)
     fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer,
                                    filters.as_of)
     fused, rows = in_time(fused, rows, filters)

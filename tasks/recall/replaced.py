@@ -12,14 +12,17 @@ nothing else matches.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import date
 
 import pyarrow.compute as pc
 
-from memflow.tasks.ground.markdown import searchable_text
+from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
-from memflow.tasks.stores.keyword import KeywordIndex
+from memflow.tasks.ground.workspace import Layout
+from memflow.tasks.recall.factkeys import out_links
+from memflow.tasks.stores.keyword import KeywordIndex, _take
+
+Place = tuple[str, int]  # (file, line)
 
 LABEL_RE = re.compile(r"\(replaced (\d{4}-\d{2}-\d{2})\) ")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -88,13 +91,71 @@ def current_match(row: dict, terms: set[str], tokenizer: str, as_of: date | None
     return False
 
 
-def current_first(fused: list, rows: Callable[[list], list[dict | None]], terms: set[str],
-                  tokenizer: str, as_of: date | None = None) -> list:
-    """The candidates `fused`, those whose query matches are all on replaced lines moved below
-    the others, each group in its order; `rows(fused)` gives each candidate's snapshot row, or
-    None for one without replaced lines."""
-    current, stale = [], []
-    for candidate, row in zip(fused, rows(fused)):
-        keep = row is None or current_match(row, terms, tokenizer, as_of)
-        (current if keep else stale).append(candidate)
-    return current + stale
+def replacements(index: KeywordIndex, lay: Layout, rows: list[dict]) -> dict[Place, set[Place]]:
+    """Replaced place (a daily line, or a session or resource line it cites) -> the places that
+    state what replaced it: the digest fact line whose history cites it, the daily lines that fact
+    cites and their turns. Read from the digest chunks among `rows` (candidates' rows with text)."""
+    out: dict[Place, set[Place]] = {}
+    for row in rows:
+        if row is None or not row["path"].startswith(f"{lay.digest}/"):
+            continue
+        lines = row["text"].split("\n")
+        first = row["end_line"] - (len(lines) - 1)
+        links: dict[int, list[tuple[str, str]]] = {}
+        for line, target, anchor, _kind in out_links(index, row["path"]):
+            if row["start_line"] <= line <= row["end_line"] and target.startswith(f"{lay.daily}/") and anchor:
+                links.setdefault(line, []).append((target, anchor))
+        fact = None
+        for i, text in enumerate(lines):
+            number = first + i
+            if FACT_DATE_RE.match(text):
+                fact = number
+            elif fact is not None and HISTORY_DATE_RE.match(text):
+                stated = {(row["path"], fact)} | _with_turns(index, lay, links.get(fact, []))
+                for place in _with_turns(index, lay, links.get(number, [])):
+                    out.setdefault(place, set()).update(stated)
+    return out
+
+
+def _with_turns(index: KeywordIndex, lay: Layout, cited: list[tuple[str, str]]) -> set[Place]:
+    """The daily lines `cited` names (target, anchor) and the session or resource lines they cite."""
+    places = {(target, n) for target, anchor in cited for a, b in parse_anchor(anchor) for n in range(a, b + 1)}
+    for path in {p for p, _ in places}:
+        for line, target, anchor, _kind in out_links(index, path):
+            if (path, line) in places and target.startswith((f"{lay.session}/", f"{lay.resource}/")) and anchor:
+                places |= {(target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1)}
+    return places
+
+
+def current_first(index: KeywordIndex, lay: Layout, fused: list, terms: set[str], tokenizer: str,
+                  as_of: date | None = None) -> list:
+    """The candidates `fused`, each whose query matches are all on replaced lines moved to just
+    below the last candidate with a current match that states what replaced them
+    (`replacements`: the digest fact, its daily line, its turn), when that one ranks below it; the rest, and a stale candidate whose
+    replacement is not a candidate, in order."""
+    rows = replaced_rows(index, fused)
+    current = [row is None or current_match(row, terms, tokenizer, as_of) for row in rows]
+    if all(current):  # most searches: nothing to move, nothing more read
+        return fused
+    numbers = [index.row_of(f.id) for f in fused]
+    if "span-columns" not in index.masks:  # the three columns, not each row's text
+        index.masks["span-columns"] = index.docs.select(["path", "start_line", "end_line"])
+    spans = [(r["path"], r["start_line"], r["end_line"]) for r in _take(index.masks["span-columns"], numbers)]
+    digest = [n for n, (path, _, _) in zip(numbers, spans) if path.startswith(f"{lay.digest}/")]
+    replacing = replacements(index, lay, index.rows(digest))
+    after: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        if current[i]:
+            continue
+        stated = set().union(*(replacing.get((row["path"], n), set()) for n in replaced_in(row, as_of)))
+        holders = [j for j in range(i + 1, len(fused)) if current[j] and
+                   any(p == spans[j][0] and spans[j][1] <= n <= spans[j][2] for p, n in stated)]
+        if holders:
+            after.setdefault(holders[-1], []).append(i)
+    moved = {i for group in after.values() for i in group}
+    out = []
+    for j, candidate in enumerate(fused):
+        if j not in moved:
+            out.append(candidate)
+        out.extend(fused[i] for i in after.get(j, ()))
+    return out

@@ -304,10 +304,11 @@ def stated_values(line: str, tokenizer: str, asked: frozenset[str]) -> frozenset
     said = _SPOKEN_RE.sub("", unmarked(_SHORT_REF_RE.sub("", line_text(unlabelled(line)))))
     out = set()
     for sentence in _SENTENCE_END_RE.split(said):
-        subject = frozenset(tokenize(searchable_text(sentence), tokenizer)) & asked
+        values = list(_VALUE_RE.finditer(sentence))
+        subject = values and frozenset(tokenize(searchable_text(sentence), tokenizer)) & asked
         if not subject:
             continue
-        for match in _VALUE_RE.finditer(sentence):
+        for match in values:
             if match.lastgroup == "num":
                 value = match.group("num").rstrip(".,:")
                 out.add((subject, "version" if value.count(".") >= 2 else "number", value))
