@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,80 @@ def capture_kept_things(settings, rng, things: list[str], places: list[str], nam
             log.append(message)
         auto_memory(settings, log, f"s{day}")
     return said
+
+
+# --- the provenance oracle: independent of tasks/ground/anchors.py ------------------------------
+
+def _md_files(ws: Path, folder: str) -> list[Path]:
+    return sorted((ws / folder).rglob("*.md")) if (ws / folder).is_dir() else []
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
+_PLACEHOLDER_RE = re.compile(r"\[code[^\]]*\]")  # `[code: python, 12 lines]`: a block the note left out
+
+
+def anchor_failures(ws: Path) -> list[str]:
+    """Every line anchor of the daily notes and digest nodes that does not point at its text: a
+    digest fact or history line must cite daily lines that say the same (the same text, or one
+    holding the other), a daily line must cite session-log messages that hold each of its
+    sentences."""
+    import json
+
+    from memflow.tasks.capture.extractive import sentences
+    from memflow.tasks.capture.sessionlog import message_text
+    from memflow.tasks.ground.markdown import iter_link_spans, line_text, parse_anchor
+
+    failures = []
+    for path in _md_files(ws, "daily") + _md_files(ws, "digest"):
+        text = path.read_text()
+        lines = text.split("\n")
+        for line_no, _s, _e, match in iter_link_spans(text):
+            target, anchor = match.group(1).strip(), match.group(2) or ""
+            numbers = [n for a, b in parse_anchor(anchor) for n in range(a, b + 1)]
+            if not numbers:
+                continue
+            rel = path.relative_to(ws).as_posix()
+            citing = lines[line_no - 1]
+            cited = (ws / target).read_text().split("\n") if (ws / target).is_file() else []
+            if any(n > len(cited) for n in numbers):
+                failures.append(f"{rel}:{line_no} [[{target}#{anchor}]] past the end of {len(cited)} lines")
+            elif target.endswith(".jsonl"):
+                said = " ".join(message_text(json.loads(cited[n - 1])) for n in numbers if cited[n - 1].strip())
+                for sentence in sentences(line_text(citing)):
+                    if "```" in said and _words(_PLACEHOLDER_RE.sub(" ", sentence)) <= _words(said):
+                        continue  # the prose around a pasted block, which the note names or leaves out
+                    if _norm(sentence) not in _norm(said):
+                        failures.append(f"{rel}:{line_no} cites {anchor} of {target}, which does not say {sentence!r}")
+            elif rel.startswith("digest/"):
+                quote = _norm(line_text(citing))
+                held = [_norm(line_text(cited[n - 1])) for n in numbers]
+                # the same text, one holding the other, or a clause of a line stating several facts
+                if not any(h and (h == quote or quote in h or h in quote or _words(quote) <= _words(h)) for h in held):
+                    failures.append(f"{rel}:{line_no} {quote!r} cites {target}#{anchor}: {held}")
+    return failures
+
+
+def digest_failures(ws: Path) -> list[str]:
+    """A fact line twice in a node, or a history out of date order."""
+    from memflow.tasks.dream.digest import facts_of
+
+    failures = []
+    for path in _md_files(ws, "digest"):
+        facts = facts_of(path.read_text())
+        texts = [_norm(f.text) for f in facts]
+        failures += [f"{path.name}: {t!r} twice" for t in set(texts) if texts.count(t) > 1]
+        for fact in facts:
+            chain = [fact.date, *[h.date for h in fact.history]]
+            if chain != sorted(chain, reverse=True):
+                failures.append(f"{path.name}: history of {fact.text!r} out of date order: {chain}")
+            said = [_norm(h.text) for h in [fact, *fact.history]]
+            if len(set(said)) < len(said):
+                failures.append(f"{path.name}: {fact.text!r} repeats a value in its history")
+    return failures

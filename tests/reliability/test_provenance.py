@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 from harness import FULL, memflow
+from helpers import _md_files, anchor_failures, digest_failures
 
 from memflow import api
-from memflow.tasks.capture.extractive import sentences
-from memflow.tasks.capture.sessionlog import message_text
 from memflow.tasks.dream.digest import facts_of
-from memflow.tasks.ground.markdown import iter_link_spans, line_text, parse_anchor
+from memflow.tasks.ground.markdown import line_text
 
 SEEDS = [4111, 5227, 6343] if FULL else [4111]
 STEPS = 40 if FULL else 12
@@ -62,60 +61,6 @@ def messages(texts: list[str], day: str, first: int, who: str | None = None) -> 
 
 
 # --- the oracle ------------------------------------------------------------------------------
-
-def _md_files(ws: Path, folder: str) -> list[Path]:
-    return sorted((ws / folder).rglob("*.md")) if (ws / folder).is_dir() else []
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
-def anchor_failures(ws: Path) -> list[str]:
-    """Every line anchor of the daily notes and digest nodes that does not point at its text."""
-    failures = []
-    for path in _md_files(ws, "daily") + _md_files(ws, "digest"):
-        text = path.read_text()
-        lines = text.split("\n")
-        for line_no, _s, _e, match in iter_link_spans(text):
-            target, anchor = match.group(1).strip(), match.group(2) or ""
-            numbers = [n for a, b in parse_anchor(anchor) for n in range(a, b + 1)]
-            if not numbers:
-                continue
-            rel = path.relative_to(ws).as_posix()
-            citing = lines[line_no - 1]
-            cited = (ws / target).read_text().split("\n") if (ws / target).is_file() else []
-            if any(n > len(cited) for n in numbers):
-                failures.append(f"{rel}:{line_no} [[{target}#{anchor}]] past the end of {len(cited)} lines")
-            elif target.endswith(".jsonl"):
-                said = " ".join(message_text(json.loads(cited[n - 1])) for n in numbers if cited[n - 1].strip())
-                for sentence in sentences(line_text(citing)):
-                    if _norm(sentence) not in _norm(said):
-                        failures.append(f"{rel}:{line_no} cites {anchor} of {target}, which does not say {sentence!r}")
-            elif rel.startswith("digest/"):
-                quote = _norm(line_text(citing))
-                held = [_norm(line_text(cited[n - 1])) for n in numbers]
-                if not any(h and (h == quote or quote in h or h in quote) for h in held):
-                    failures.append(f"{rel}:{line_no} {quote!r} cites {target}#{anchor}: {held}")
-    return failures
-
-
-def digest_failures(ws: Path) -> list[str]:
-    """A fact line twice in a node, or a history out of date order."""
-    failures = []
-    for path in _md_files(ws, "digest"):
-        facts = facts_of(path.read_text())
-        texts = [_norm(f.text) for f in facts]
-        failures += [f"{path.name}: {t!r} twice" for t in set(texts) if texts.count(t) > 1]
-        for fact in facts:
-            chain = [fact.date, *[h.date for h in fact.history]]
-            if chain != sorted(chain, reverse=True):
-                failures.append(f"{path.name}: history of {fact.text!r} out of date order: {chain}")
-            said = [_norm(h.text) for h in [fact, *fact.history]]
-            if len(set(said)) < len(said):
-                failures.append(f"{path.name}: {fact.text!r} repeats a value in its history")
-    return failures
-
 
 def check_anchor_findings(ws: Path) -> list[dict]:
     res = memflow(ws, "check", "--json")
