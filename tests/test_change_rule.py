@@ -49,13 +49,18 @@ def han_vocabulary(rng: random.Random, n: int) -> list[str]:
     return sorted(words)
 
 
-@pytest.fixture(params=SEEDS)
-def vocab(request):
-    rng = random.Random(request.param)
+def make_vocab(seed: int) -> tuple[random.Random, dict[str, list[str]]]:
+    """A seeded generator and its slots: 400 pseudo-words each (names capitalised), 300 Chinese words."""
+    rng = random.Random(seed)
     slots = {slot: vocabulary(rng, 400) for slot in ("noun", "adj", "verb", "object", "qualifier", "unit")}
     slots["name"] = [w.capitalize() for w in vocabulary(rng, 400)]
     slots["han"] = han_vocabulary(rng, 300)
     return rng, slots
+
+
+@pytest.fixture(params=SEEDS)
+def vocab(request):
+    return make_vocab(request.param)
 
 
 def pick(rng, slots, slot, k=1):

@@ -16,13 +16,12 @@ the forgotten one nowhere, every anchor points at its text and `check` is clean.
 from __future__ import annotations
 
 import os
-import random
 import re
 from datetime import date, timedelta
 
 import pytest
 from helpers import anchor_failures, digest_failures
-from test_change_rule import check_life, current_and_history, generated_life, han_vocabulary, pick, vocabulary
+from test_change_rule import check_life, current_and_history, generated_life, make_vocab, pick
 from test_dream_property import check_run, lines_of, raw
 
 from memflow import api
@@ -37,11 +36,7 @@ SEEDS = [int(x) for x in os.environ.get("MEMFLOW_SEEDS", "17,53").split(",")]
 
 @pytest.fixture(params=SEEDS)
 def vocab(request):
-    rng = random.Random(request.param)
-    slots = {slot: vocabulary(rng, 400) for slot in ("noun", "adj", "verb", "object", "qualifier", "unit")}
-    slots["name"] = [w.capitalize() for w in vocabulary(rng, 400)]
-    slots["han"] = han_vocabulary(rng, 300)
-    return rng, slots
+    return make_vocab(request.param)
 
 
 def technical(rng, v, day: date, sid: str, statements: list[str]) -> list[dict]:
