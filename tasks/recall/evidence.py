@@ -18,11 +18,8 @@ import pyarrow.compute as pc
 
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE, parse_anchor
 from memflow.tasks.ground.workspace import Layout
-from memflow.tasks.recall.factkeys import out_links
+from memflow.tasks.recall.factkeys import out_links, row_spans
 from memflow.tasks.stores import keyword
-
-_COLUMNS = ("path", "start_line", "end_line")
-
 
 def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: int) -> frozenset[tuple[str, int]]:
     """The daily lines a digest chunk's current facts cite, and the session and resource lines
@@ -67,9 +64,7 @@ def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list) -> lis
     if len(fused) < 2 or not index.masks["has-digest"]:
         return fused
     numbers = [index.row_of(f.id) for f in fused]
-    if "evidence-columns" not in index.masks:  # the three columns, not each row's text
-        index.masks["evidence-columns"] = index.docs.select(list(_COLUMNS))
-    rows = keyword._take(index.masks["evidence-columns"], numbers)
+    rows = row_spans(index, numbers)
     if not any(r["path"].startswith(f"{lay.digest}/") for r in rows):
         return fused
     spans: dict[str, list[tuple[int, int, int]]] = {}

@@ -27,6 +27,14 @@ def out_links(index: keyword.KeywordIndex, path: str) -> list[OutLink]:
     return found
 
 
+def row_spans(index: keyword.KeywordIndex, numbers: list[int]) -> list[dict]:
+    """(path, start_line, end_line) of the snapshot rows `numbers`, read from those three columns
+    only (memoised on the index), not from each row's text."""
+    if "span-columns" not in index.masks:
+        index.masks["span-columns"] = index.docs.select(["path", "start_line", "end_line"])
+    return keyword._take(index.masks["span-columns"], numbers)
+
+
 def fact_keys(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
     """The daily lines a chunk states: its own fact lines (those citing the session log) for a
     daily chunk, the daily lines its fact lines cite for a digest chunk."""

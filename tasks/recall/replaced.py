@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.workspace import Layout
-from memflow.tasks.recall.factkeys import out_links
-from memflow.tasks.stores.keyword import KeywordIndex, _take
+from memflow.tasks.recall.factkeys import out_links, row_spans
+from memflow.tasks.stores.keyword import KeywordIndex
 
 Place = tuple[str, int]  # (file, line)
 
@@ -119,29 +119,32 @@ def replacements(index: KeywordIndex, lay: Layout, rows: list[dict]) -> dict[Pla
 
 def _with_turns(index: KeywordIndex, lay: Layout, cited: list[tuple[str, str]]) -> set[Place]:
     """The daily lines `cited` names (target, anchor) and the session or resource lines they cite."""
-    places = {(target, n) for target, anchor in cited for a, b in parse_anchor(anchor) for n in range(a, b + 1)}
+    places = {(target, n) for target, anchor in cited for n in _numbers(anchor)}
+    given = (f"{lay.session}/", f"{lay.resource}/")
     for path in {p for p, _ in places}:
         for line, target, anchor, _kind in out_links(index, path):
-            if (path, line) in places and target.startswith((f"{lay.session}/", f"{lay.resource}/")) and anchor:
-                places |= {(target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1)}
+            if (path, line) in places and target.startswith(given) and anchor:
+                places |= {(target, n) for n in _numbers(anchor)}
     return places
+
+
+def _numbers(anchor: str) -> list[int]:
+    return [n for a, b in parse_anchor(anchor) for n in range(a, b + 1)]
 
 
 def current_first(index: KeywordIndex, lay: Layout, fused: list, terms: set[str], tokenizer: str,
                   as_of: date | None = None) -> list:
     """The candidates `fused`, each whose query matches are all on replaced lines moved to just
     below the last candidate with a current match that states what replaced them
-    (`replacements`: the digest fact, its daily line, its turn), when that one ranks below it; the rest, and a stale candidate whose
-    replacement is not a candidate, in order."""
+    (`replacements`: the digest fact, its daily line, its turn), when that one ranks below it;
+    the rest, and a stale candidate whose replacement is not a candidate, in order."""
     rows = replaced_rows(index, fused)
     current = [row is None or current_match(row, terms, tokenizer, as_of) for row in rows]
     if all(current):  # most searches: nothing to move, nothing more read
         return fused
     numbers = [index.row_of(f.id) for f in fused]
-    if "span-columns" not in index.masks:  # the three columns, not each row's text
-        index.masks["span-columns"] = index.docs.select(["path", "start_line", "end_line"])
-    spans = [(r["path"], r["start_line"], r["end_line"]) for r in _take(index.masks["span-columns"], numbers)]
-    digest = [n for n, (path, _, _) in zip(numbers, spans) if path.startswith(f"{lay.digest}/")]
+    where = [(r["path"], r["start_line"], r["end_line"]) for r in row_spans(index, numbers)]
+    digest = [n for n, (path, _, _) in zip(numbers, where) if path.startswith(f"{lay.digest}/")]
     replacing = replacements(index, lay, index.rows(digest))
     after: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
@@ -149,7 +152,7 @@ def current_first(index: KeywordIndex, lay: Layout, fused: list, terms: set[str]
             continue
         stated = set().union(*(replacing.get((row["path"], n), set()) for n in replaced_in(row, as_of)))
         holders = [j for j in range(i + 1, len(fused)) if current[j] and
-                   any(p == spans[j][0] and spans[j][1] <= n <= spans[j][2] for p, n in stated)]
+                   any(p == where[j][0] and where[j][1] <= n <= where[j][2] for p, n in stated)]
         if holders:
             after.setdefault(holders[-1], []).append(i)
     moved = {i for group in after.values() for i in group}

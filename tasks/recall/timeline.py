@@ -274,8 +274,8 @@ def newest_first(blocks: list[str], tokenizer: str, window: tuple[date, date] | 
     (constraints that contradict each other are dropped, earliest rank first). With a `window`
     (as_of, a time the question names) a line inside it counts as newer than any outside;
     `asked`: the query's terms (see `dated_lines`)."""
-    items = [[(_when(day, window, current), terms, line) for day, terms, current, line in dated_lines(b, tokenizer, asked)]
-             for b in blocks]
+    items = [[(_when(day, window, current), terms, line)
+              for day, terms, current, line in dated_lines(b, tokenizer, asked)] for b in blocks]
     return newest_order(items, frozenset(asked or ()), tokenizer)
 
 
@@ -352,7 +352,8 @@ def newest_order(items: list[list[tuple[tuple, frozenset[str], str]]], question:
     keys = [key for lines in items for key, _, _ in lines]
     pairs = set(same_question_pairs([terms for lines in items for _, terms, _ in lines], question))
     if question:
-        pairs.update(same_subject_pairs([text for lines in items for _, _, text in lines], question, tokenizer))
+        texts = [text for lines in items for _, _, text in lines]
+        pairs.update(same_subject_pairs(texts, question, tokenizer))
     after: dict[int, set[int]] = {n: set() for n in range(len(items))}  # n -> items to come first
     for i, j in sorted(pairs):
         p, q, key_a, key_b = owner[i], owner[j], keys[i], keys[j]
