@@ -295,26 +295,35 @@ _SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s+")
 _VALUE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:[.,:]\d+)*)(?!\w)|(?<=[a-z0-9,;] )(?P<name>[A-Z][\w-]+)")
 
 
-@lru_cache(maxsize=65536)
-def stated_values(line: str, tokenizer: str, asked: frozenset[str]) -> frozenset[tuple]:
-    """What each sentence of a line that holds some of the query's terms (`asked`) states:
-    (those terms, kind, value) for its numbers (a version, with two dots or more, is its own
-    kind) and names (a word capitalised after a word inside the sentence, not a query term), by
-    their shape alone."""
+Value = tuple[str, str, frozenset[str]]  # kind, value, the value's own terms
+
+
+@lru_cache(maxsize=65536)  # a resident process meets the same candidate lines again and again
+def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tuple[Value, ...]], ...]:
+    """Per sentence of a line that states a value: its terms and its values (kind, value, the
+    value's own terms) by their shape: numbers (a version, with two dots or more, is its own
+    kind) and names (a word capitalised after a word inside the sentence)."""
     said = _SPOKEN_RE.sub("", unmarked(_SHORT_REF_RE.sub("", line_text(unlabelled(line)))))
-    out = set()
+    out = []
     for sentence in _SENTENCE_END_RE.split(said):
-        values = list(_VALUE_RE.finditer(sentence))
-        subject = values and frozenset(tokenize(searchable_text(sentence), tokenizer)) & asked
-        if not subject:
-            continue
-        for match in values:
+        values = []
+        for match in _VALUE_RE.finditer(sentence):
             if match.lastgroup == "num":
                 value = match.group("num").rstrip(".,:")
-                out.add((subject, "version" if value.count(".") >= 2 else "number", value))
-            elif not set(tokenize(match.group("name"), tokenizer)) & asked:
-                out.add((subject, "name", match.group("name")))
-    return frozenset(out)
+                values.append(("version" if value.count(".") >= 2 else "number", value, frozenset()))
+            else:
+                name = match.group("name")
+                values.append(("name", name, frozenset(tokenize(name, tokenizer))))
+        if values:
+            out.append((frozenset(tokenize(searchable_text(sentence), tokenizer)), tuple(values)))
+    return tuple(out)
+
+
+def stated_values(line: str, tokenizer: str, asked: frozenset[str]) -> set[tuple]:
+    """What each sentence of a line that holds some of the query's terms (`asked`) states:
+    (those terms, kind, value), a name that is a query term left out."""
+    return {(terms & asked, kind, value) for terms, values in sentence_values(line, tokenizer)
+            if terms & asked for kind, value, own in values if not own & asked}
 
 
 def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) -> list[tuple[int, int]]:
