@@ -31,13 +31,15 @@ _HAN = "岚浔珂瑶琪锦澜昕沐筠晞煜栩湘漪翎缇芮璟霁骁珩蔚"
 
 def vocabulary(rng: random.Random, n: int, syllables: tuple[int, int] = (2, 3)) -> list[str]:
     """`n` distinct pseudo-words (consonant-vowel syllables: none ends in "-ed"; none is a
-    function word such as "some", which is no name or value in any sentence)."""
+    function word such as "some", which is no name or value in any sentence, nor an English
+    irregular past form such as "gave", which is a verb in any sentence)."""
+    from memflow.tasks.dream.change import _IRREGULAR_PAST
     from memflow.tasks.ground.tokenize import STOPWORDS
 
     words: set[str] = set()
     while len(words) < n:
         word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.randint(*syllables)))
-        if word not in STOPWORDS:
+        if word not in STOPWORDS and word not in _IRREGULAR_PAST:
             words.add(word)
     return sorted(words)
 
