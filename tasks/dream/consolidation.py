@@ -144,11 +144,11 @@ def relation_to(said: str, known: FactLine) -> str | None:
 def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
                    context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> Decision:
     """Unit + the nodes of its subject (path -> text) -> one decision. The same statement again
-    anywhere in them corroborates it; else a current fact it shows to have changed (the
-    closest, when several), or whose replaced value it shows to have changed, is corrected, unless the two were said about different things
-    (`change.other_context` of their sources: `context_of(links)` reads the cited lines and
-    their note); else it is a
-    new line beside the others."""
+    anywhere in them corroborates it; else a current fact it shows to have changed, or whose
+    replaced value it shows to have changed (`relation_to`; the closest, when several), is
+    corrected, unless the two were said about different things (`change.other_context` of their
+    sources: `context_of(links)` reads the cited lines and their note); else it is a new line
+    beside the others."""
     fact = unit.summary
     _, said = speaker(fact)
     own_context = context_of(unit_links(unit)) if context_of else ("", "")

@@ -74,6 +74,7 @@ def support(quote: str, line: str) -> float:
 
 
 SUPPORTED = 0.6  # a corroborating line says the same fact in partly other words
+HOLDS = 2.0  # `support` of a line that says the quote itself (the same text, or one holds the other)
 
 
 def find_quote(quote: str, lines: list[str], first: int, near: int) -> int | None:
@@ -250,7 +251,7 @@ def _verdict(lines: list[str], first: int, quote: str | None, numbers: list[int]
     if quote is None:
         return not any(holds_text(line) for line in inside), []
     best = max((support(quote, line) for line in inside), default=0.0)
-    if best >= 2.0:  # the anchored lines say it
+    if best >= HOLDS:  # the anchored lines say it
         return False, []
     fix = find_quote(quote, lines, first, numbers[0])
     if best >= SUPPORTED and (fix is None or support(quote, lines[fix - 1]) <= best):
