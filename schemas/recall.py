@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from datetime import date
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 
 class Filters(BaseModel):
@@ -56,6 +56,9 @@ class SearchResult(BaseModel):
     date: dt.date | None = None  # the chunk's (recall.packing shows it when its lines do not)
     links: list[LinkInfo] = Field(default_factory=list)
     explain: dict | None = None
+    # (the chunk's text as indexed, its per-line search terms): set by search, read by packing
+    # (`recall.packing`) so a hit's lines are not tokenized again; never serialized
+    _indexed: tuple[str, str] | None = PrivateAttr(default=None)
 
 
 class SearchResponse(BaseModel):

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = "4"  # 2: session transcripts, digest chunks dated by their fact lines; 3: tags;
+SCHEMA_VERSION = "5"  # 2: session transcripts, digest chunks dated by their fact lines; 3: tags;
 # 4: no cl100k count per chunk (nothing searched or packed read it; analytics counts its own)
+# 5: each line's search terms (`line_terms`), so packing does not tokenize a hit's lines again
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ CHUNKS = pa.schema([
     pa.field("name", pa.string()),  # frontmatter name/description: on the note's first chunk only
     pa.field("description", pa.string()),
     pa.field("tags", pa.list_(pa.string())),  # frontmatter tags (schemas.notes.tag_list), every chunk
+    # per line of `text`, its search terms (`speakers.joined_words`: lines by newlines, terms by
+    # spaces): what packing scores a line by, made once here rather than at every search
+    pa.field("line_terms", pa.string()),
     pa.field("terms", pa.list_(pa.string())),  # keyword tokens, cached so BM25 rebuilds skip them
 ])
 

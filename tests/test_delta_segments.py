@@ -17,7 +17,8 @@ SEEDS = [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "1,2,3,4,5").split(",")
 DOC_TYPES = {"id": pa.string(), "path": pa.string(), "layer": pa.string(), "kind": pa.string(),
              "date": pa.date32(), "start_line": pa.int32(), "end_line": pa.int32(),
              "heading_path": pa.string(), "text": pa.string(), "name": pa.string(),
-             "description": pa.string(), "tags": pa.list_(pa.string()), "superseded_lines": pa.list_(pa.int32()),
+             "description": pa.string(), "tags": pa.list_(pa.string()), "line_terms": pa.string(),
+             "superseded_lines": pa.list_(pa.int32()),
              "superseded_until": pa.list_(pa.date32())}
 
 
@@ -34,7 +35,8 @@ def file_rows(rng: random.Random, path: str, words: list[str], counted: float = 
         terms = [words[min(int(rng.paretovariate(0.8)) - 1, len(words) - 1)] for _ in range(rng.randint(1, 30))]
         rows.append({"id": f"{path}#{n}#{rng.random()}", "path": path, "layer": "daily", "kind": "note",
                      "date": None, "start_line": n * 10 + 1, "end_line": n * 10 + 9, "heading_path": "",
-                     "text": " ".join(terms), "name": "", "description": "", "tags": [], "superseded_lines": [],
+                     "text": " ".join(terms), "name": "", "description": "", "tags": [],
+                     "line_terms": " ".join(terms), "superseded_lines": [],
                      "superseded_until": [], "terms": terms, "counted": kept})
     return rows
 

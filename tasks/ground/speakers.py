@@ -18,7 +18,9 @@ from collections.abc import Container
 
 import numpy as np
 
+from memflow.tasks.ground.markdown import searchable_text
 from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.transcript import unmarked
 
 MARK = "said:"  # ':' ends every word of the tokenizer: no content word carries it
 OTHERS_TITLE = "Said by"  # + who: a daily note's section of another speaker's words
@@ -61,6 +63,24 @@ def line_terms(text: str, kind: str = "bigram", transcript: bool = False) -> lis
         if who:
             out.extend(speaker_tokens(who, kind))
     return out
+
+
+def line_words(line: str, kind: str = "bigram", transcript: bool = False) -> list[str]:
+    """One line's search terms, as the index counts them and packing scores the line: its
+    words as search sees them (`searchable_text`; a transcript piece's place is no words:
+    `unmarked`) and its speaker marked."""
+    return line_terms(searchable_text(unmarked(line) if transcript else line), kind, transcript)
+
+
+def text_line_words(text: str, kind: str = "bigram", transcript: bool = False) -> list[list[str]]:
+    """`line_words` of each line of `text`."""
+    return [line_words(line, kind, transcript) for line in text.split("\n")]
+
+
+def joined_words(lines: list[list[str]]) -> str:
+    """Per-line terms as one string (terms by spaces, lines by newlines: no term holds either),
+    what a chunk row stores so packing need not tokenize its lines again."""
+    return "\n".join(" ".join(words) for words in lines)
 
 
 def named_speakers(tokens: list[str], vocabulary: Container[str]) -> list[str]:

@@ -26,9 +26,9 @@ from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.memory import lean_allocators
 from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
-from memflow.tasks.ground.speakers import line_terms
+from memflow.tasks.ground.speakers import joined_words, line_terms, line_words, text_line_words
 from memflow.tasks.ground.tokenize import tokenize, tokenizer_id
-from memflow.tasks.ground.transcript import transcript_units, unmarked
+from memflow.tasks.ground.transcript import transcript_units
 from memflow.tasks.ground.workspace import (
     Layout,
     date_of,
@@ -146,12 +146,14 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
         fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
-        terms = line_terms(searchable_text("\n".join((*fields, piece.text))), settings.keyword_tokenizer)
+        words = text_line_words(piece.text, settings.keyword_tokenizer)
+        terms = line_terms(searchable_text("\n".join(fields)), settings.keyword_tokenizer) if any(fields) else []
+        terms.extend(term for line in words for term in line)
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
             "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": piece.heading_path, "text": piece.text, "name": name,
-            "description": desc, "tags": tags, "terms": terms,
+            "description": desc, "tags": tags, "terms": terms, "line_terms": joined_words(words),
         })
     links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
               "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
@@ -188,6 +190,7 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
             "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
             "date": day, "start_line": start, "end_line": end, "heading_path": heading, "text": body,
             "name": name if n == 0 else "", "description": "", "tags": [], "terms": terms,
+            "line_terms": joined_words(text_line_words(body, settings.keyword_tokenizer)),
         })
     return row, chunks, []
 
@@ -207,14 +210,18 @@ def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tu
                                            f"# Session {name}", settings.chunk_bytes):
         day = next((days[n] for n in range(piece.start, piece.end + 1) if days.get(n)), None)
         heading = f"{piece.heading_path}, {day.isoformat()}" if day else piece.heading_path
-        text = heading + piece.text[len(piece.heading_path):]
+        body = piece.text[len(piece.heading_path):]
+        text = heading + body
+        # found by what was said, not by the session's name; speakers marked
+        words = text_line_words(body, settings.keyword_tokenizer, transcript=True)
+        terms = [term for line in words for term in line]
+        # stored per line of `text`: its first line is the heading with the body's first line
+        words[0] = line_words(text.split("\n", 1)[0], settings.keyword_tokenizer, transcript=True)
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, text), "path": rel, "layer": "session",
             "kind": "session", "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": heading, "text": text, "name": "", "description": "", "tags": [],
-            # found by what was said, not by the session's name; speakers marked
-            "terms": line_terms(searchable_text(unmarked(piece.text[len(piece.heading_path):])),
-                                settings.keyword_tokenizer, transcript=True),
+            "terms": terms, "line_terms": joined_words(words),
         })
     return row, chunks, []
 

@@ -8,6 +8,8 @@ row, in-links included, per candidate and query).
 
 from __future__ import annotations
 
+import numpy as np
+
 from memflow.tasks.ground.markdown import parse_anchor
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores import keyword, rowmaps
@@ -18,13 +20,29 @@ _COLUMNS = ["line", "target", "anchor", "kind"]
 
 def out_links(index: keyword.KeywordIndex, path: str) -> list[OutLink]:
     """The links from `path`, in link-table order (memoised on the index)."""
-    key = ("out-links", path)
-    found = index.masks.get(key)
+    found = index.masks.get(("out-links", path))
     if found is None:
-        numbers = rowmaps.live_rows(index, "links", "source", [path]).tolist()
-        rows = keyword._take(index.links.select(_COLUMNS), numbers) if index.links is not None else []
-        found = index.masks[key] = [(r["line"], r["target"], r["anchor"], r["kind"]) for r in rows]
+        read_out_links(index, [path])
+        found = index.masks[("out-links", path)]
     return found
+
+
+def read_out_links(index: keyword.KeywordIndex, paths: list[str]) -> None:
+    """Memoise the out-links of every path of `paths` not read yet, in one read: the link rows
+    of all of them found at once, each column taken for those rows in one vectorised read (a
+    first search read each candidate's rows one scalar at a time: ~5,000 per query)."""
+    todo = [p for p in dict.fromkeys(paths) if ("out-links", p) not in index.masks]
+    if not todo:
+        return
+    grouped: dict[str, list[OutLink]] = {p: [] for p in todo}
+    if index.links is not None:
+        numbers = np.sort(rowmaps.live_rows(index, "links", "source", todo))  # link-table order
+        if len(numbers):
+            columns = [rowmaps.take_column(index.links.column(c), numbers) for c in ("source", *_COLUMNS)]
+            for source, *link in zip(*columns):
+                grouped[source].append(tuple(link))
+    for path, links in grouped.items():
+        index.masks[("out-links", path)] = links
 
 
 def row_spans(index: keyword.KeywordIndex, numbers: list[int]) -> list[dict]:

@@ -30,7 +30,7 @@ from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, watermark
 from memflow.tasks.recall.evidence import evidence_first
-from memflow.tasks.recall.factkeys import fact_keys
+from memflow.tasks.recall.factkeys import fact_keys, read_out_links
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
 from memflow.tasks.recall.speakers import search_tokens, speakers_after_words
@@ -274,6 +274,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
         shown = {k: row[k] for k in RESULT_COLUMNS} | {"tags": row.get("tags") or []}
         result = SearchResult(**shown, score=f.score, vector=f.raw.get("vector"),
                               keyword=f.raw.get("keyword"))
+        result._indexed = (row["indexed_text"], row.get("line_terms"))  # read by packing
         if explain:
             time_factor = timing[index.row_of(f.id)] if timing is not None else 1.0
             result.explain = {"ranks": f.ranks, "contributions": f.parts, "weights": weights,
@@ -389,7 +390,9 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
     kept, rows, seen, said = [], [], set(), set()
     for start in range(0, len(fused), max(limit, 1)):
         batch = fused[start:start + max(limit, 1)]
-        for candidate, row in zip(batch, index.rows([index.row_of(f.id) for f in batch])):
+        rows_read = index.rows([index.row_of(f.id) for f in batch])
+        read_out_links(index, [row["path"] for row in rows_read])  # one read for the batch
+        for candidate, row in zip(batch, rows_read):
             keys = fact_keys(index, lay, row)
             if keys and keys <= seen:
                 continue
@@ -402,7 +405,7 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
             seen |= keys
             said |= fresh
             kept.append(candidate)
-            rows.append({**row, "text": text})
+            rows.append({**row, "text": text, "indexed_text": row["text"]})
             if len(kept) == limit:
                 return kept, rows
     return kept, rows

@@ -35,7 +35,7 @@ from memflow.tasks.ground.markdown import (
     parse_anchor,
     searchable_text,
 )
-from memflow.tasks.ground.speakers import line_terms
+from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
@@ -48,17 +48,45 @@ KEEP = 0.3
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
     """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
-    return [0.0 if terms is None else _score(terms, weights)
-            for terms, _, _ in _lines_of(result.text, tokenizer, result.path.endswith(".jsonl"))]
+    return [0.0 if terms is None else _score(terms, weights) for terms, _, _ in _lines(result, tokenizer)]
 
 
-@lru_cache(maxsize=1 << 14)
-def _lines_of(text: str, tokenizer: str, transcript: bool) -> tuple[tuple[frozenset[str] | None, bool, bool], ...]:
+_LINES: dict[tuple[str, str, bool], tuple] = {}
+_LINES_KEPT = 1 << 14
+
+
+def _lines(result: SearchResult, tokenizer: str) -> tuple[tuple[frozenset[str] | None, bool, bool], ...]:
     """Per line of a hit's text: its search terms (None for a line without content, `_content`),
     whether it is replaced, whether it is code; kept across searches (a resident process meets
-    the same candidates again and again; `transcript`: a session log's `Speaker: text` lines)."""
-    return tuple((_terms(line, tokenizer, transcript) if _content(line) else None, is_replaced(line),
-                  is_code(line)) for line in text.split("\n"))
+    the same candidates again and again). The terms of a line as the index stored it are read
+    from the hit's row (`SearchResult._indexed`), not tokenized again: a first search over
+    lines never seen cost 2-3x a repeated one."""
+    transcript = result.path.endswith(".jsonl")
+    key = (result.text, tokenizer, transcript)
+    found = _LINES.get(key)
+    if found is None:
+        known = _indexed_lines(result)
+        found = tuple((_known_terms(line, known, tokenizer, transcript) if _content(line) else None,
+                       is_replaced(line), is_code(line)) for line in result.text.split("\n"))
+        if len(_LINES) >= _LINES_KEPT:
+            del _LINES[next(iter(_LINES))]  # the oldest first
+        _LINES[key] = found
+    return found
+
+
+def _indexed_lines(result: SearchResult) -> dict[str, str]:
+    """Each line of the hit's text as indexed -> its stored terms (none when search did not
+    say: a result made elsewhere, or an index without them)."""
+    indexed = result._indexed  # noqa: SLF001 (set by recall.hybrid, never serialized)
+    if not indexed or indexed[1] is None:
+        return {}
+    lines, terms = indexed[0].split("\n"), indexed[1].split("\n")
+    return dict(zip(lines, terms)) if len(lines) == len(terms) else {}
+
+
+def _known_terms(line: str, known: dict[str, str], tokenizer: str, transcript: bool) -> frozenset[str]:
+    stored = known.get(unlabelled(line)) if known else None
+    return frozenset(stored.split(" ")) - {""} if stored is not None else _terms(line, tokenizer, transcript)
 
 
 def _score(terms: frozenset[str], weights: dict[str, float]) -> float:
@@ -74,8 +102,7 @@ def _score(terms: frozenset[str], weights: dict[str, float]) -> float:
 def _terms(line: str, tokenizer: str, transcript: bool) -> frozenset[str]:
     """A line's search terms (a piece's place, `L45 part 2/5`, is no words of the message),
     kept across searches: a resident process meets the same candidate lines again and again."""
-    said = unmarked(unlabelled(line)) if transcript else unlabelled(line)
-    return frozenset(line_terms(searchable_text(said), tokenizer, transcript))
+    return frozenset(line_words(unlabelled(line), tokenizer, transcript))
 
 
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
@@ -84,7 +111,7 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     `neighbours` lines either side of each (the answer to a question is often the next turn),
     best first (a block shows them in file order); the first lines when none matches;
     `scores`: `line_scores`, when known."""
-    lines = _lines_of(result.text, tokenizer, result.path.endswith(".jsonl"))
+    lines = _lines(result, tokenizer)
     scores = line_scores(result, weights, tokenizer) if scores is None else scores
     best = max(scores, default=0.0)
     if best > 0:

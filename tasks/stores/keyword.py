@@ -46,7 +46,7 @@ from memflow.tasks.stores.postings import (  # noqa: F401
 # Row i of docs.arrow is BM25 document i: filter columns plus what a result shows, so a keyword
 # search reads a memory-mapped Arrow file and never queries the tables.
 CHUNK_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line", "heading_path",
-                 "text", "name", "description", "tags"]  # read from the chunks table
+                 "text", "name", "description", "tags", "line_terms"]  # read from the chunks table
 DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus what the index derives
 # 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on;
 # 5: superseded per line (the replaced line numbers and the day each was replaced)
@@ -54,7 +54,8 @@ DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus w
 # 7: frontmatter tags per row (a filter column like layer and date); 8: the files rows whole
 # (size, mtime, sha256, pipeline: a write's delta is published before the tables take it)
 # 9: BM25 statistics over the evidence (`counted.npy`, a delta's `counted` column: index.statistics)
-SNAPSHOT_FORMAT = 9
+# 10: each row's per-line search terms (`line_terms`: packing reads them, not tokenizes its lines)
+SNAPSHOT_FORMAT = 10
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 # every column of the files table: a small change publishes a delta before (or without) the

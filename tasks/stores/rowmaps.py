@@ -99,8 +99,31 @@ def take_rows(table: pa.Table, numbers: np.ndarray) -> pa.Table:
     return pa.Table.from_pylist(row_dicts(table, numbers), schema=table.schema)
 
 
+def take_column(column: pa.ChunkedArray, numbers: np.ndarray) -> list:
+    """Values `numbers` of one column as Python objects, each chunk's in one vectorised read (a
+    few thousand rows: well under a millisecond; scalar reads cost ~2 us each; Arrow's take on
+    a chunked column joins its chunks first, a copy of the whole column)."""
+    if column.num_chunks == 1:
+        return column.chunk(0).take(pa.array(numbers, pa.int64())).to_pylist()
+    bounds = np.cumsum([0, *(len(chunk) for chunk in column.chunks)])
+    which = np.searchsorted(bounds, numbers, side="right") - 1
+    out: list = [None] * len(numbers)
+    for k in np.unique(which):
+        at = np.flatnonzero(which == k)
+        values = column.chunk(int(k)).take(pa.array(numbers[at] - bounds[k], pa.int64())).to_pylist()
+        for i, value in zip(at.tolist(), values):
+            out[i] = value
+    return out
+
+
 def row_dicts(table: pa.Table, numbers) -> list[dict]:
-    """Rows `numbers` of `table` as dicts, by scalar reads (`take` + `to_pylist` cost ~0.4 ms
-    for 5 rows)."""
-    columns = [(name, table.column(name)) for name in table.column_names]
-    return [{name: column[int(n)].as_py() for name, column in columns} for n in numbers]
+    """Rows `numbers` of `table` as dicts: by scalar reads for a few (`take` + `to_pylist` of a
+    table cost ~0.4 ms for 5 rows), else each column taken in one read (~3-10x faster than
+    scalar reads from a few dozen rows on)."""
+    names = table.column_names
+    if len(numbers) < 8:
+        columns = [(name, table.column(name)) for name in names]
+        return [{name: column[int(n)].as_py() for name, column in columns} for n in numbers]
+    numbers = np.asarray(numbers, dtype=np.int64)
+    values = [take_column(table.column(name), numbers) for name in names]
+    return [dict(zip(names, row)) for row in zip(*values)]

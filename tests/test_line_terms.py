@@ -1,0 +1,132 @@
+"""Per-line search terms made at index time (issue #27 item 4): every row of the search snapshot
+stores each line's terms, and they are exactly what packing would compute for that line, for
+notes, digest nodes, session transcripts (long messages in pieces) and resources; a packed
+context built from the stored terms equals one built by tokenizing the lines again, on
+generated workspaces and queries (seeds: MEMFLOW_SEEDS)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+
+import pytest
+
+from memflow import api
+from memflow.tasks.index import indexing, run_index
+from memflow.tasks.recall import packing
+from memflow.tasks.stores import keyword
+
+SEEDS = [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "5,31").split(",")]
+HAN = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六共权收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周委素技备半办青省列习响约支般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属圆包火住调满县局照参红细引听该铁价严"
+
+
+def word(rng: random.Random) -> str:
+    """A pseudo-word; now and then an identifier (camelCase, snake_case, letters with digits)."""
+    base = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9)))
+    shape = rng.random()
+    if shape < 0.08:
+        return base + base[:3].capitalize() + str(rng.randint(1, 99))
+    if shape < 0.14:
+        return f"{base}_{rng.choice(string.ascii_lowercase) * 2}"
+    return base
+
+
+def sentence(rng: random.Random, vocab: list[str]) -> str:
+    words = [rng.choice(vocab) for _ in range(rng.randint(3, 14))]
+    if rng.random() < 0.2:
+        words.insert(rng.randint(0, len(words)), "".join(rng.choice(HAN) for _ in range(rng.randint(2, 6))))
+    if rng.random() < 0.15:
+        words.append(f"[[digest/wiki/{rng.choice(vocab)}-{rng.choice(vocab)}.md|{rng.choice(vocab)}]]")
+    if rng.random() < 0.1:
+        words.append(f"[[digest/personal/{rng.choice(vocab)}_{rng.choice(vocab)}.md]]")
+    return " ".join(words).capitalize() + rng.choice([".", "!", "?", ":", ""])
+
+
+def write_workspace(lay, rng: random.Random, vocab: list[str], names: list[str]) -> None:
+    for n in range(4):  # session logs: short turns and long assistant messages (pieces)
+        lines = []
+        for turn in range(rng.randint(3, 9)):
+            role = "user" if turn % 2 == 0 else "assistant"
+            long = role == "assistant" and rng.random() < 0.5
+            parts = [sentence(rng, vocab) for _ in range(rng.randint(12, 30) if long else rng.randint(1, 2))]
+            if long and rng.random() < 0.6:
+                parts.insert(3, "```python\n" + "\n".join(f"{rng.choice(vocab)} = {rng.randint(0, 999)}"
+                                                           for _ in range(8)) + "\n```")
+            lines.append(json.dumps({"role": role, "timestamp": f"2026-03-0{1 + n}T09:{turn:02d}:00Z",
+                                     "content": "\n\n".join(parts)}))
+        log = lay.root / f"session/dialog/s{n}.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for n in range(8):  # daily notes: speakers, provenance links, headings
+        body = [f"---\nname: {rng.choice(vocab)} {rng.choice(vocab)}\ndescription: {json.dumps(sentence(rng, vocab))}\n---",
+                f"# {rng.choice(vocab).capitalize()}"]
+        for _ in range(rng.randint(1, 3)):
+            body.append(f"## Said by {rng.choice(names)}" if rng.random() < 0.3 else f"## {rng.choice(vocab)}")
+            for _ in range(rng.randint(2, 8)):
+                who = f"{rng.choice(names)}: " if rng.random() < 0.5 else ""
+                body.append(f"- {who}{sentence(rng, vocab)} [[session/dialog/s{rng.randint(0, 3)}.jsonl"
+                            f"#L{rng.randint(1, 5)}]]")
+        if rng.random() < 0.3:  # one line longer than a chunk: indexed in parts
+            body.append("- " + " ".join(sentence(rng, vocab) for _ in range(80)))
+        path = lay.root / f"daily/2026-03-0{1 + n % 4}/note-{n}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body) + "\n", encoding="utf-8")
+    for n in range(3):  # digest nodes: dated facts with their history
+        facts = []
+        for k in range(rng.randint(2, 6)):
+            facts.append(f"- 2026-03-0{1 + k % 4}: {sentence(rng, vocab)} [[daily/2026-03-01/note-0.md#L{3 + k}]]")
+            if rng.random() < 0.4:
+                facts.append(f"  - until 2026-03-0{1 + k % 4}: {sentence(rng, vocab)} "
+                             f"[[daily/2026-03-02/note-1.md#L{4 + k}]]")
+        path = lay.root / f"digest/wiki/{rng.choice(vocab)}-{n}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {rng.choice(vocab)}\n\n" + "\n".join(facts) + "\n", encoding="utf-8")
+    resource = lay.root / "resource/docs/manual.md"
+    resource.parent.mkdir(parents=True, exist_ok=True)
+    resource.write_text("# Manual\n\n" + "\n".join(f"- {rng.choice(names)}: {sentence(rng, vocab)}"
+                                                   for _ in range(30)) + "\n", encoding="utf-8")
+    (lay.root / "resource/docs/notes.txt").write_text(
+        "\n".join(sentence(rng, vocab) for _ in range(60)) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_stored_line_terms_are_what_packing_computes(settings, lay, seed):
+    rng = random.Random(seed)
+    vocab = sorted({word(rng) for _ in range(1500)})
+    names = sorted({w.capitalize() for w in vocab if w.isalpha()})[:300]
+    write_workspace(lay, rng, vocab, names)
+    run_index(settings)
+    index = keyword.current(indexing.keyword_dir(lay, settings))
+    rows = index.docs.to_pylist()
+    assert {r["layer"] for r in rows} >= {"daily", "digest", "session", "resource"}
+    assert any(" part " in r["text"] for r in rows if r["layer"] == "session")  # pieces were made
+    checked = 0
+    for row in rows:
+        lines, stored = row["text"].split("\n"), row["line_terms"].split("\n")
+        assert len(lines) == len(stored), row["path"]
+        transcript = row["path"].endswith(".jsonl")
+        for line, terms in zip(lines, stored):
+            if packing._content(line):
+                assert set(terms.split()) == packing._terms(line, settings.keyword_tokenizer, transcript), line
+                checked += 1
+    assert checked > 200
+
+    queries = [" ".join(rng.sample(vocab, rng.randint(1, 3))) for _ in range(15)]
+    said = [line for row in rows for line in row["text"].split("\n") if packing._content(line)]
+    queries += [line[:60] for line in rng.sample(said, 10)]
+    with_stored = []
+    for query in queries:
+        packing._LINES.clear()
+        with_stored.append(api.search(query, settings, limit=5, budget_tokens=600).packed)
+    tokenized = packing._indexed_lines
+    packing._indexed_lines = lambda result: {}
+    try:
+        for query, packed in zip(queries, with_stored):
+            packing._LINES.clear()
+            assert api.search(query, settings, limit=5, budget_tokens=600).packed == packed, query
+    finally:
+        packing._indexed_lines = tokenized
+        packing._LINES.clear()
+    assert sum(map(len, with_stored)) > len(queries)  # most queries packed something

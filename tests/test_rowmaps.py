@@ -1,0 +1,32 @@
+"""Reading snapshot rows by number (stores.rowmaps): the vectorised reads give exactly the rows
+the scalar reads give, whatever the chunking of the table and the order of the numbers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import numpy as np
+import pyarrow as pa
+
+from memflow.tasks.stores import rowmaps
+
+
+def test_column_and_row_reads_equal_scalar_reads_over_random_chunkings():
+    rng = random.Random(20261204)
+    schema = pa.schema([("id", pa.string()), ("line", pa.int32()), ("date", pa.date32()),
+                        ("tags", pa.list_(pa.string())), ("text", pa.string())])
+    for _ in range(60):
+        rows = [{"id": f"r{n}", "line": rng.choice([None, rng.randint(0, 500)]),
+                 "date": rng.choice([None, dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 300))]),
+                 "tags": [rng.choice("abcxyz") for _ in range(rng.randint(0, 3))],
+                 "text": "\n".join("w" * rng.randint(0, 9) for _ in range(rng.randint(1, 4)))}
+                for n in range(rng.randint(1, 40))]
+        cuts = sorted(rng.sample(range(1, len(rows)), min(len(rows) - 1, rng.randint(0, 4)))) if len(rows) > 1 else []
+        parts = [rows[a:b] for a, b in zip([0, *cuts], [*cuts, len(rows)])]
+        table = pa.Table.from_batches([pa.RecordBatch.from_pylist(p, schema=schema) for p in parts], schema)
+        assert table.column("id").num_chunks == len(parts)
+        numbers = [rng.randrange(len(rows)) for _ in range(rng.randint(1, 30))]  # repeats, any order
+        expected = [rows[n] for n in numbers]
+        assert rowmaps.row_dicts(table, numbers) == expected
+        assert rowmaps.take_column(table.column("text"), np.array(numbers)) == [r["text"] for r in expected]
