@@ -130,3 +130,33 @@ def test_stored_line_terms_are_what_packing_computes(settings, lay, seed):
         packing._indexed_lines = tokenized
         packing._LINES.clear()
     assert sum(map(len, with_stored)) > len(queries)  # most queries packed something
+
+
+def test_line_text_equals_its_one_pattern_definition_on_random_lines():
+    """`line_text` looks for trailing links only in a line ending with `]]` (speed); it must say
+    what the single pattern it replaced said, for any mix of bullets, dates, speakers, links and
+    stray brackets."""
+    import re
+
+    from memflow.tasks.ground.markdown import line_text
+
+    frame = re.compile(r"^\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?|(\s*\[\[[^\]]+\]\])+\s*$")
+    speaker = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?: ")
+    rng = random.Random(SEEDS[0])
+    pieces = ["- ", "  - ", "* ", "until ", "2026-03-04: ", "Ana: ", "Mary Ann: ", "[[a.md#L3]]", "[[b|x]]",
+              " ", "\t", "[", "]", "]]", "[[", "\n", "[[[c]]", "ok.", *(word(rng) for _ in range(20))]
+    for _ in range(50_000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 9)))
+        assert line_text(line) == " ".join(speaker.sub("", frame.sub("", line).strip()).split()), repr(line)
+
+
+def test_a_lines_tail_link_is_what_a_pattern_search_finds_on_random_lines():
+    from memflow.tasks.recall import packing
+
+    rng = random.Random(SEEDS[-1])
+    pieces = ["- ", "[[a.md#L3]]", "[[b.jsonl#L2-L4,L9]]", "[[c|x]]", "[[[d.md#L1]]", "[", "]]", "#L5", " ",
+              "\n", "[[e.md#L1", *(word(rng) for _ in range(10))]
+    for _ in range(50_000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        want, got = packing._TAIL_LINK_RE.search(line), packing._tail_link(line)
+        assert (want and (want.span(), want.groups())) == (got and (got.span(), got.groups())), repr(line)

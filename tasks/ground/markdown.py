@@ -87,17 +87,35 @@ def parse_links(text: str, first_line: int = 1) -> list[Link]:
     return links
 
 
-_LINE_FRAME_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?|"
-                            r"(\s*\[\[[^\]]+\]\])+\s*$")
+_LINE_LEAD_RE = re.compile(r"\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?")
+_LINE_LINKS_RE = re.compile(r"(\s*\[\[[^\]]+\]\])+\s*$")
 _SPEAKER_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?: ")
 
 
 def line_text(line: str) -> str:
     """What a note or digest line says: without its bullet, its `DATE: ` or `until DATE: `, a
     leading `Name: ` speaker and its trailing links, whitespace collapsed. A daily line and the
-    digest line made from it give the same text."""
-    text = _SPEAKER_RE.sub("", _LINE_FRAME_RE.sub("", line).strip())
+    digest line made from it give the same text. (The trailing links are looked for only where
+    a `[[` starts, in a line that ends with `]]`: a pattern search tried every position.)"""
+    text = line[_LINE_LEAD_RE.match(line).end():]
+    if text.rstrip().endswith("]]"):
+        text = text[:_links_start(text)]
+    text = _SPEAKER_RE.sub("", text.strip())
     return " ".join(text.split())
+
+
+def _links_start(text: str) -> int:
+    """Where the run of links that ends `text` starts (with the spaces before it), else its
+    length: the first `[[` (from the left) whose run reaches the end, tried only there."""
+    at = text.find("[[")
+    while at >= 0:
+        start = at
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        if _LINE_LINKS_RE.match(text, start):
+            return start
+        at = text.find("[[", at + 1)
+    return len(text)
 
 
 def searchable_text(text: str) -> str:

@@ -24,7 +24,9 @@ def _encoding():
 
 
 def count_tokens(text: str) -> int:
-    return len(_encoding().encode(text, disallowed_special=()))
+    """cl100k tokens of `text`, special-token markers counted as the text they are (what
+    `encode(text, disallowed_special=())` counts, without its special-token pass)."""
+    return len(_encoding().encode_ordinary(text))
 
 
 @lru_cache(maxsize=1 << 16)

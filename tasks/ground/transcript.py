@@ -79,13 +79,13 @@ PIECE_RE = re.compile(r"^(?P<who>[^\n]*?) \(L(?P<line>\d+) part (?P<part>\d+)/(?
 
 def piece_of(line: str) -> tuple[int, int] | None:
     """(log line, part) of a transcript line that is a piece of a long message, else None."""
-    match = PIECE_RE.match(line)
+    match = PIECE_RE.match(line) if " (L" in line else None  # the lazy prefix scans the line
     return (int(match.group("line")), int(match.group("part"))) if match else None
 
 
 def is_code(line: str) -> bool:
     """A transcript line that is a piece of code or a log (`pieces.split_code`)."""
-    match = PIECE_RE.match(line)
+    match = PIECE_RE.match(line) if " (L" in line else None
     body = line[match.end():] if match else ""
     return bool(match) and (LINE_END in body or body.lstrip().startswith(("```", "~~~")))
 

@@ -86,7 +86,7 @@ def _indexed_lines(result: SearchResult) -> dict[str, str]:
 
 def _known_terms(line: str, known: dict[str, str], tokenizer: str, transcript: bool) -> frozenset[str]:
     stored = known.get(unlabelled(line)) if known else None
-    return frozenset(stored.split(" ")) - {""} if stored is not None else _terms(line, tokenizer, transcript)
+    return frozenset(stored.split()) if stored is not None else _terms(line, tokenizer, transcript)
 
 
 def _score(terms: frozenset[str], weights: dict[str, float]) -> float:
@@ -165,6 +165,19 @@ _FRAGMENT_RE = re.compile(r"^\[Part \d+/\d+ of L\d+\]$", re.MULTILINE)  # a piec
 _SHORT_REF_RE = re.compile(r"#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)$")
 
 
+@lru_cache(maxsize=4096)
+def _has_fragments(text: str) -> bool:
+    """The hit holds a piece of a long note line (`[Part 2/3 of L12]`): read once per text."""
+    return "[Part " in text and _FRAGMENT_RE.search(text) is not None
+
+
+def _tail_link(line: str) -> re.Match | None:
+    """`_TAIL_LINK_RE` at the end of `line`: a link holds no `[`, so it can only start at the
+    last `[[` (a pattern search tried every position of the line)."""
+    at = line.rfind("[[")
+    return _TAIL_LINK_RE.match(line, at) if at >= 0 else None
+
+
 def line_number(result: SearchResult, offset: int) -> int:
     """The file line of `result.text`'s line `offset`: a chunk's text is its breadcrumb (and a
     `[Part x/N]` marker) above the file's lines start..end, so it counts back from the end; the
@@ -196,8 +209,8 @@ def _unit(path: str, end_line: int, text: str, offset: int) -> Unit:
     line = text.split("\n")[offset]
     number = _line_number(path, end_line, text, offset)
     turn = path.endswith(".jsonl")
-    whole = piece_of(line) is None if turn else _FRAGMENT_RE.search(text) is None
-    tail = _TAIL_LINK_RE.search(line)
+    whole = piece_of(line) is None if turn else not _has_fragments(text)
+    tail = _tail_link(line)
     cites = frozenset((tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)) \
         if tail else frozenset()
     said = line_text(unmarked(line) if turn else unlabelled(line)).lower()
@@ -216,7 +229,7 @@ def block(result: SearchResult, offsets: list[int]) -> str:
     # node's subject); the note's title is in its path already
     section = result.heading_path.split(" > ")[-1].lstrip("#").strip() if result.heading_path else ""
     heading = f" {section}" if section else ""
-    tails = [_TAIL_LINK_RE.search(lines[o]) for o in offsets]
+    tails = [_tail_link(lines[o]) for o in offsets]
     sources = {m.group(1) for m in tails if m}
     shared = next(iter(sources)) if len(sources) == 1 else None
     out = [f"[{result.path}:L{first}-L{last}]{heading}" + (f" <- [[{shared}]]" if shared else "")]

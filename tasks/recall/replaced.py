@@ -53,6 +53,8 @@ def label(text: str, end_line: int, replaced: dict[int, date]) -> str:
 
 def is_replaced(line: str) -> bool:
     """A line labelled as replaced (see `label`)."""
+    if "(replaced " not in line:
+        return False
     bullet = _BULLET_RE.match(line)
     rest = line[bullet.end():] if bullet else line.lstrip()
     return LABEL_RE.match(rest) is not None
@@ -60,7 +62,7 @@ def is_replaced(line: str) -> bool:
 
 def unlabelled(line: str) -> str:
     """A line without its `(replaced ...)` label: what it says, as search scores it."""
-    return LABEL_RE.sub("", line, count=1)
+    return LABEL_RE.sub("", line, count=1) if "(replaced " in line else line
 
 
 def replaced_rows(index: KeywordIndex, fused: list) -> list[dict | None]:
