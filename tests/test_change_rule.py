@@ -159,6 +159,25 @@ def test_a_line_with_several_statements_is_split(vocab):
         assert len(clauses(f"I {v1} {a} and {b}.")) == 1   # one statement about two names
 
 
+def test_a_part_after_and_keeps_the_head_it_continues(vocab):
+    """A subjectless part after "and" gets the first part's pronoun only when that pronoun alone
+    is what it continues; after an infinitive, an auxiliary or a second clause the statement
+    stays whole (borrowing the pronoun would state something nobody said)."""
+    rng, v = vocab
+    for _ in range(100):
+        v1, v2, v3 = pick(rng, v, "verb", 3)
+        adj, noun, obj = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object")
+        pronoun = rng.choice(["I", "We", "They", "You"])
+        for line in (f"{pronoun} {v1} to {v2} {adj} and {v3} my {noun}.",        # infinitive
+                     f"{pronoun} {rng.choice(['will', 'can', 'should', 'might'])} {v1} {noun} and {v2} the {obj}.",
+                     f"It is {adj}, so {pronoun.lower() if pronoun != 'I' else 'I'} {v1} my {noun} and {v2} the {obj}."):
+            parts = clauses(line)
+            assert parts == [line], (line, parts)
+        # the pronoun's own verb right after it: one statement each, the pronoun borrowed
+        assert clauses(f"{pronoun} {v1} to the {noun} and {v3} my {obj}.") == [
+            f"{pronoun} {v1} to the {noun}", f"{pronoun} {v3} my {obj}"]
+
+
 # -- the whole loop ------------------------------------------------------------------------------
 
 def say(day: date, sid: str, texts: list[str]) -> list[dict]:

@@ -468,12 +468,41 @@ def clauses(text: str) -> list[str]:
         return [text]
     lead = toks(merged[0])[0] if toks(merged[0]) else None
     out = [merged[0].rstrip(" ,.;")]
-    for part in merged[1:]:
+    for i, part in enumerate(merged[1:], 1):
         first = toks(part)[0] if toks(part) else None
         if lead and _pronoun_led(merged[0]) and first and first.kind == "word" and part[:1].islower():
+            if not _plain_head(merged[0]):  # the pronoun alone is not what the part continues
+                out[-1] = f"{out[-1]}{_joint(merged[i - 1], text)}{part}".rstrip(" ,.;")
+                continue
             part = f"{lead.surface} {part}"
         out.append(part.rstrip(" ,.;"))
-    return out
+    return out if len(out) > 1 else [text]
+
+
+# auxiliary and modal verbs: a closed grammatical class (a tense or mood, not a fact's verb)
+_AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
+shall should can could may might must ought""".split())
+
+
+def _plain_head(part: str) -> bool:
+    """Whether a pronoun-led statement's pronoun alone is the head that a subjectless part after
+    "and" continues: its verb comes right after the pronoun ("I live in Porto and teach ..."),
+    not an auxiliary or modal ("I will visit Rome and see ..." -> not "I see ..."), with no
+    infinitive ("I want to get stronger and improve ..." -> not "I improve ...") and no second
+    clause ("It can be hard, so I try ... and make sure ..." -> not "It make sure ...") in
+    between. Read from word classes, not from a list of verbs."""
+    tokens = toks(part)
+    if len(tokens) < 2 or tokens[1].kind != "word" or tokens[1].norm in _AUXILIARIES or "," in part:
+        return False
+    return not any(tok.norm == "to" and nxt.kind == "word" and nxt.surface[:1].islower()
+                   and nxt.norm not in _DETERMINERS for tok, nxt in zip(tokens[1:], tokens[2:]))
+
+
+def _joint(before: str, text: str) -> str:
+    """The joint ("and", ", but", "; ") that followed `before` in `text`."""
+    at = text.find(before)
+    match = _CLAUSE_SPLIT_RE.match(text, at + len(before)) if at >= 0 else None
+    return match.group(0) if match else " and "
 
 
 
