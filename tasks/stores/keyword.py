@@ -437,11 +437,11 @@ def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None
         return []
     scores = index.retriever.get_scores(known, weights) if weights else index.retriever.get_scores(known)
     scores = np.asarray(scores, dtype=np.float32)
-    if index.alive is not None:
-        mask = index.alive if mask is None else (mask & index.alive)
-    if mask is not None:
-        scores = np.where(mask, scores, 0.0)
     hits = np.flatnonzero(scores > 0)
+    if index.alive is not None:
+        hits = hits[index.alive[hits]]
+    if mask is not None:  # the rows matched only (not a pass over every row)
+        hits = hits[mask[hits]]
     return [(int(i), float(scores[i])) for i in _best(hits, scores, k, factor)]
 
 
