@@ -5,6 +5,7 @@ reindex's; a sync killed half-way is done again; scans, forget and full builds s
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import string
@@ -132,3 +133,35 @@ def test_scan_forget_and_full_build_see_writes_the_tables_lack(settings, lay):
     assert not api.search("dotterel", settings).results
     assert "dotterel" not in repr(IndexStore(lay.index_dir / "lance").chunk_columns(["text"]).to_pylist())
     assert [r.path for r in api.search("wheatear", settings).results] == ["daily/2026-01-01/n7.md"]
+
+
+def test_a_delta_the_tables_lack_is_on_disk_before_current_names_it(settings, lay, monkeypatch):
+    """After an API write only the delta generation (and the Markdown) holds the new rows, so
+    every file of it is flushed (fsync) before CURRENT points at it: a power loss cannot leave
+    CURRENT naming a torn generation. The real fsync runs; the test only records what it saw."""
+    (lay.root / "daily/2026-04-01").mkdir(parents=True, exist_ok=True)
+    (lay.root / "daily/2026-04-01/a.md").write_text("# A\n\n- first line\n", encoding="utf-8")
+    run_index(settings)
+    folder = indexing.keyword_dir(lay, settings)
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        return real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(("replace", str(dst)))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    api.write("daily/2026-04-01/a.md", "# A\n\n- first line\n- zanzibarquokka was added\n", workspace=settings)
+    gen = keyword.current_dir(folder)
+    assert (gen / "meta.json").exists() and json.loads((gen / "meta.json").read_text())["tables_behind"]
+    moved = next(n for n, (kind, path) in enumerate(events) if kind == "replace" and path == str(folder / "CURRENT"))
+    flushed = {path for kind, path in events[:moved] if kind == "fsync"}
+    files = {str(p) for p in gen.rglob("*") if p.is_file()}
+    assert files and files <= flushed, files - flushed
+    assert str(gen) in flushed  # the folder's entries too
+    assert api.search("zanzibarquokka", settings).results[0].path == "daily/2026-04-01/a.md"

@@ -81,6 +81,21 @@ def atomic_write_json(path: Path, value: object) -> None:
     atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
+def fsync_tree(folder: Path) -> None:
+    """Flush every file under `folder` and the folders themselves to disk (what a pointer to
+    `folder` written next must be able to count on after a power loss)."""
+    for path in sorted(folder.rglob("*"), reverse=True):  # files before their folders
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        elif path.is_dir():
+            _fsync_dir(path)
+    _fsync_dir(folder)
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)

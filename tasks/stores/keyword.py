@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memflow.tasks.stores import rowmaps
-from memflow.tasks.stores.files import atomic_write_text
+from memflow.tasks.stores.files import atomic_write_text, fsync_tree
 from memflow.tasks.stores.postings import (  # noqa: F401
     B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts, save_postings)
 
@@ -250,9 +250,13 @@ def save_vectors(gen: Path, vectors: np.ndarray, has_vector: np.ndarray) -> None
     np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
 
 
-def publish(folder: Path, gen: Path, meta: dict) -> Path:
-    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations."""
+def publish(folder: Path, gen: Path, meta: dict, durable: bool = False) -> Path:
+    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations.
+    `durable`: `gen`'s files reach the disk before CURRENT names it (a delta whose rows the
+    tables have not taken yet: after a power loss CURRENT must not name a torn generation)."""
     (gen / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    if durable:
+        fsync_tree(gen)
     atomic_write_text(folder / "CURRENT", gen.name)
     for old in expired_generations(folder, int(gen.name[4:]), time.time()):
         shutil.rmtree(old, ignore_errors=True)

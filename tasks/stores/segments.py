@@ -83,7 +83,7 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         rows = int(main.has_vector[_alive_main(main, removed)].sum()) + int(np.sum(has_vector))
         meta["vectors"] = {**meta["vectors"], "rows": rows}
     live = int(_alive_main(main, removed).sum())
-    return keyword.publish(folder, gen, {**meta, "docs": live + docs.num_rows})
+    return keyword.publish(folder, gen, {**meta, "docs": live + docs.num_rows}, durable=bool(meta.get("tables_behind")))
 
 
 TABLES_LEVEL = "tables-level"  # in a `tables_behind` delta generation once the tables took its rows
