@@ -161,14 +161,19 @@ def test_a_line_with_several_statements_is_split(vocab):
 
 def test_a_part_after_and_keeps_the_head_it_continues(vocab):
     """A subjectless part after "and" gets the first part's pronoun only when that pronoun alone
-    is what it continues; after an infinitive, an auxiliary or a second clause the statement
-    stays whole (borrowing the pronoun would state something nobody said)."""
+    is what it continues; after an infinitive, an auxiliary or a second clause, or with no
+    pronoun to lend, the statement stays whole (a borrowed pronoun would state something nobody
+    said; a part without a subject, "handles 500 rps", is no fact on its own)."""
     rng, v = vocab
     for _ in range(100):
         v1, v2, v3 = pick(rng, v, "verb", 3)
         adj, noun, obj = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object")
         pronoun = rng.choice(["I", "We", "They", "You"])
+        unit = pick(rng, v, "unit")
         for line in (f"{pronoun} {v1} to {v2} {adj} and {v3} my {noun}.",        # infinitive
+                     f"It {v1} me of the {noun} I {v2} while {v3}ing the {obj}.",  # a second subject
+                     f"The {noun} {v1}s 3 {obj}s and {v2}s 500 {unit}s.",       # no pronoun to lend
+                     f"I'm {v1}ing to the {noun} and will {v2} the {obj}.",      # an auxiliary opens it
                      f"{pronoun} {rng.choice(['will', 'can', 'should', 'might'])} {v1} {noun} and {v2} the {obj}.",
                      f"It is {adj}, so {pronoun.lower() if pronoun != 'I' else 'I'} {v1} my {noun} and {v2} the {obj}."):
             parts = clauses(line)

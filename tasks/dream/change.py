@@ -470,8 +470,10 @@ def clauses(text: str) -> list[str]:
     out = [merged[0].rstrip(" ,.;")]
     for i, part in enumerate(merged[1:], 1):
         first = toks(part)[0] if toks(part) else None
-        if lead and _pronoun_led(merged[0]) and first and first.kind == "word" and part[:1].islower():
-            if not _plain_head(merged[0]):  # the pronoun alone is not what the part continues
+        if first and (first.kind == "word" or first.norm in _AUXILIARIES) and part[:1].islower():  # no subject
+            if not (lead and _pronoun_led(merged[0]) and _plain_head(merged[0])):
+                # only the first part's pronoun, when it alone is the head the part continues,
+                # can be lent: "find peace in it" or "hiking the other day" alone is no fact
                 out[-1] = f"{out[-1]}{_joint(merged[i - 1], text)}{part}".rstrip(" ,.;")
                 continue
             part = f"{lead.surface} {part}"
@@ -484,6 +486,9 @@ _AUXILIARIES = frozenset("""am is are was were be been being have has had do doe
 shall should can could may might must ought""".split())
 
 
+_SUBJECTS = frozenset("i he she we they".split())  # pronouns only ever subjects (not "it", "you")
+
+
 def _plain_head(part: str) -> bool:
     """Whether a pronoun-led statement's pronoun alone is the head that a subjectless part after
     "and" continues: its verb comes right after the pronoun ("I live in Porto and teach ..."),
@@ -493,6 +498,8 @@ def _plain_head(part: str) -> bool:
     between. Read from word classes, not from a list of verbs."""
     tokens = toks(part)
     if len(tokens) < 2 or tokens[1].kind != "word" or tokens[1].norm in _AUXILIARIES or "," in part:
+        return False
+    if any(tok.norm in _SUBJECTS for tok in tokens[1:]):  # "It reminded me of a sunset I saw while ..."
         return False
     return not any(tok.norm == "to" and nxt.kind == "word" and nxt.surface[:1].islower()
                    and nxt.norm not in _DETERMINERS for tok, nxt in zip(tokens[1:], tokens[2:]))
