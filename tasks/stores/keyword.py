@@ -441,7 +441,8 @@ def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None
         return []
     scores = index.retriever.get_scores(known, weights) if weights else index.retriever.get_scores(known)
     scores = np.asarray(scores, dtype=np.float32)
-    hits = np.flatnonzero(scores > 0)
+    floor = _floor(scores, k, mask, index.alive, factor)
+    hits = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
     if index.alive is not None:
         hits = hits[index.alive[hits]]
     if mask is not None:  # the rows matched only (not a pass over every row)
@@ -449,11 +450,44 @@ def top_k(index: KeywordIndex, query: list[str], k: int, mask: np.ndarray | None
     return [(int(i), float(scores[i])) for i in _best(hits, scores, k, factor)]
 
 
+_SAMPLE_STRIDE = 8
+
+
+def _floor(scores: np.ndarray, k: int, mask: np.ndarray | None, alive: np.ndarray | None,
+           factor: np.ndarray | None) -> float:
+    """A score every one of the k best rows reaches (0 when none is known): the k-th best of
+    every 8th row is at most the k-th best of all, and a row's score is at least its ranked
+    score over the largest factor. Lets the ranking look at a few hundred rows instead of every
+    match of a common word (tens of thousands in a large workspace)."""
+    if k <= 0 or len(scores) < 4 * _SAMPLE_STRIDE * k:
+        return 0.0
+    sample = scores[::_SAMPLE_STRIDE]
+    eligible = sample > 0
+    if alive is not None:
+        eligible &= alive[::_SAMPLE_STRIDE]
+    if mask is not None:
+        eligible &= mask[::_SAMPLE_STRIDE]
+    if int(eligible.sum()) < k:
+        return 0.0
+    if factor is None:
+        return float(-np.partition(-sample[eligible], k - 1)[k - 1])
+    ranked = sample[eligible] * factor[::_SAMPLE_STRIDE][eligible]
+    top = float(np.max(factor))
+    kth = float(-np.partition(-ranked, k - 1)[k - 1])
+    return kth / top * (1 - 1e-9) if top > 0 else 0.0
+
+
 def _best(hits: np.ndarray, scores: np.ndarray, k: int, factor: np.ndarray | None) -> np.ndarray:
-    """The k of `hits` with the highest score (times `factor`), best first, ties by row."""
+    """The k of `hits` (ascending) with the highest score (times `factor`), best first, ties by
+    row, at the k-th place too (the lowest rows of a tie there are kept, whichever rows were
+    looked at)."""
+    if k <= 0:
+        return hits[:0]
     ranked = scores[hits] if factor is None else scores[hits] * factor[hits]
     if hits.size > k:
-        keep = np.argpartition(-ranked, k - 1)[:k]
+        kth = np.partition(-ranked, k - 1)[k - 1]
+        above, tied = -ranked < kth, -ranked == kth
+        keep = above | (tied & (np.cumsum(tied) <= k - int(above.sum())))
         hits, ranked = hits[keep], ranked[keep]
     return hits[np.lexsort((hits, -ranked))]
 
