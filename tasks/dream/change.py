@@ -459,22 +459,24 @@ def clauses(text: str) -> list[str]:
         return [text]
     merged: list[str] = []
     joints = _CLAUSE_SPLIT_RE.findall(text.strip())
+    before: list[str] = []  # the joint in front of each merged part
     for i, part in enumerate(parts):
         if merged and (len(_content(_seq(part))) < 2 or len(_content(_seq(merged[-1]))) < 2):
             merged[-1] = f"{merged[-1]}{joints[i - 1]}{part}"
         else:
             merged.append(part)
+            before.append(joints[i - 1] if i else "")
     if len(merged) < 2:
         return [text]
     lead = toks(merged[0])[0] if toks(merged[0]) else None
     out = [merged[0].rstrip(" ,.;")]
-    for i, part in enumerate(merged[1:], 1):
+    for part, joint in zip(merged[1:], before[1:]):
         first = toks(part)[0] if toks(part) else None
         if first and (first.kind == "word" or first.norm in _AUXILIARIES) and part[:1].islower():  # no subject
             if not (lead and _pronoun_led(merged[0]) and _plain_head(merged[0])):
                 # only the first part's pronoun, when it alone is the head the part continues,
                 # can be lent: "find peace in it" or "hiking the other day" alone is no fact
-                out[-1] = f"{out[-1]}{_joint(merged[i - 1], text)}{part}".rstrip(" ,.;")
+                out[-1] = f"{out[-1]}{joint}{part}".rstrip(" ,.;")
                 continue
             part = f"{lead.surface} {part}"
         out.append(part.rstrip(" ,.;"))
@@ -503,13 +505,6 @@ def _plain_head(part: str) -> bool:
         return False
     return not any(tok.norm == "to" and nxt.kind == "word" and nxt.surface[:1].islower()
                    and nxt.norm not in _DETERMINERS for tok, nxt in zip(tokens[1:], tokens[2:]))
-
-
-def _joint(before: str, text: str) -> str:
-    """The joint ("and", ", but", "; ") that followed `before` in `text`."""
-    at = text.find(before)
-    match = _CLAUSE_SPLIT_RE.match(text, at + len(before)) if at >= 0 else None
-    return match.group(0) if match else " and "
 
 
 
