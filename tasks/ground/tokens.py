@@ -39,3 +39,10 @@ def truncate_tokens(text: str, budget: int) -> str:
     """The longest prefix of `text` that fits `budget` tokens."""
     ids = _encoding().encode(text, disallowed_special=())
     return text if len(ids) <= budget else _encoding().decode(ids[: max(budget, 0)])
+
+
+# No packed block costs fewer cl100k tokens than this: its header `[PATH:L1-L2]...` + "\n" is
+# at least six pieces of the encoding's pre-tokenizer, each at least one token ("[" with the
+# path's start, ":L", the first number, "-L", the second, "]" with the line end), and the one
+# line under it is at least one (tests/test_monotone_packing.py checks it on random paths).
+BLOCK_FLOOR = 7

@@ -116,8 +116,8 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     best = max(scores, default=0.0)
     if best > 0:
         matching = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
-        keep = matching | {j for i in matching for j in context_of(result.text, i, neighbours)
-                           if 0 <= j < len(lines) and lines[j][0] is not None}
+        shown = _shown_beside(result.text, neighbours)
+        keep = matching.union(*(shown[i] for i in matching))
 
         def distance(j: int) -> int:
             return min(abs(j - i) for i in matching)
@@ -147,6 +147,14 @@ def context_of(text: str, i: int, neighbours: int) -> list[int]:
             break
         history.append(j)
     return [i, *history]
+
+
+@lru_cache(maxsize=1 << 14)  # the same candidates come back query after query
+def _shown_beside(text: str, neighbours: int) -> tuple[tuple[int, ...], ...]:
+    """Per line of `text`: the lines with content `context_of` shows with it."""
+    lines = _split(text)
+    return tuple(tuple(j for j in context_of(text, i, neighbours) if 0 <= j < len(lines) and _content(lines[j]))
+                 for i in range(len(lines)))
 
 
 @lru_cache(maxsize=4096)
@@ -262,7 +270,8 @@ def expand(packed: str) -> str:
 def packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
            tokenizer: str = "bigram", neighbours: int = 1,
            window: tuple[date, date] | None = None,
-           citations: Callable[[str, int], frozenset] | None = None) -> Callable[[int], list[str]]:
+           citations: Callable[[str, int], frozenset] | None = None,
+           floor: int = 0) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget, and what a budget packs every larger budget packs too
     (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
@@ -271,21 +280,24 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
     note line cites, from the index's links: how a digest line reaches the turn); a turn a note line only quotes in part is shown in its own words. Each hit's lines are chosen and each text counted
     once however many budgets are packed. The blocks chosen are then ordered newest first where
     their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
-    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations)
+    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations, floor)
     return lambda budget: [text for _, text in pack_hits(budget)]
 
 
 def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Callable[[str], int],
                tokenizer: str = "bigram", neighbours: int = 1,
                window: tuple[date, date] | None = None,
-               citations: Callable[[str, int], frozenset] | None = None) -> Callable[[int], list[tuple[int, str]]]:
+               citations: Callable[[str, int], frozenset] | None = None,
+               floor: int = 0) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows.
 
     The context at a budget is the longest prefix of one sequence of lines that fits, so what
     is packed at a budget is packed at every larger one. The sequence does not depend on the
     budget: it is the lines a greedy packer in rank order adds at each rung of a doubling
     ladder (`RUNGS`), each rung starting from the lines of the one below; a line too long for
-    a rung waits for the next instead of holding back the shorter lines of the hits after it."""
+    a rung waits for the next instead of holding back the shorter lines of the hits after it.
+    `floor`: the tokens (by `count`) no block, a header and one line, costs fewer of
+    (`tokens.BLOCK_FLOOR` for cl100k): where less is left, a hit not yet shown is not looked at."""
     count = lru_cache(maxsize=None)(count)
     asked = {t for t, w in weights.items() if w > 0}
 
@@ -326,7 +338,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         order = newest_lines(asking, results[i].date, tokenizer, window, asked)
         return {offsets[k]: n for n, k in enumerate(order)}
 
-    sequence = Sequence(len(results))
+    sequence = Sequence(len(results), floor)
 
     @lru_cache(maxsize=None)
     def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:

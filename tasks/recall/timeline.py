@@ -240,12 +240,18 @@ def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = 
         and bool(right - asked)
 
 
+_FEW_LINES = 12
+
+
 def same_question_pairs(lines: list[frozenset[str]], asked: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
     """The pairs (i < j) of `lines` (their terms) for which `same_question` holds, counted for all
     pairs at once: the shared, own and asked terms of every pair are products of one line x term
     matrix (a packed context of a hundred lines has thousands of pairs)."""
     if len(lines) < 2:
         return []
+    if len(lines) <= _FEW_LINES:  # a block's few lines: the matrices cost more than the pairs
+        return [(i, j) for i in range(len(lines)) for j in range(i + 1, len(lines))
+                if same_question(lines[i], lines[j], asked)]
     vocabulary: dict[str, int] = {}
     rows = [[vocabulary.setdefault(t, len(vocabulary)) for t in terms] for terms in lines]
     has = np.zeros((len(lines), max(len(vocabulary), 1)), dtype=np.float32)
