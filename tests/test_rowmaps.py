@@ -30,3 +30,18 @@ def test_column_and_row_reads_equal_scalar_reads_over_random_chunkings():
         expected = [rows[n] for n in numbers]
         assert rowmaps.row_dicts(table, numbers) == expected
         assert rowmaps.take_column(table.column("text"), np.array(numbers)) == [r["text"] for r in expected]
+
+
+def test_row_reads_hold_when_columns_are_chunked_differently():
+    """A chunk plan made from the first column is not used for a column chunked otherwise."""
+    rng = random.Random(7)
+    for _ in range(40):
+        n = rng.randint(2, 60)
+        ids, lines = [f"r{k}" for k in range(n)], [rng.randint(0, 99) for _ in range(n)]
+
+        def chunked(values, kind):
+            cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(1, 4))))
+            return pa.chunked_array([pa.array(values[a:b], kind) for a, b in zip([0, *cuts], [*cuts, n])], kind)
+        table = pa.table({"id": chunked(ids, pa.string()), "line": chunked(lines, pa.int32())})
+        numbers = [rng.randrange(n) for _ in range(rng.randint(8, 40))]
+        assert rowmaps.row_dicts(table, numbers) == [{"id": ids[k], "line": lines[k]} for k in numbers]

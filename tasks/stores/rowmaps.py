@@ -8,6 +8,7 @@ delta replaces and what the superseded lines of a changed file depend on are loo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,21 +100,45 @@ def take_rows(table: pa.Table, numbers: np.ndarray) -> pa.Table:
     return pa.Table.from_pylist(row_dicts(table, numbers), schema=table.schema)
 
 
-def take_column(column: pa.ChunkedArray, numbers: np.ndarray) -> list:
+def take_column(column: pa.ChunkedArray, numbers: np.ndarray, plan: Plan | None = None) -> list:
     """Values `numbers` of one column as Python objects, each chunk's in one vectorised read (a
     few thousand rows: well under a millisecond; scalar reads cost ~2 us each; Arrow's take on
-    a chunked column joins its chunks first, a copy of the whole column)."""
+    a chunked column joins its chunks first, a copy of the whole column); `plan`: `chunk_plan`
+    of the column's table, when the column is chunked as its first column is."""
     if column.num_chunks == 1:
         return column.chunk(0).take(pa.array(numbers, pa.int64())).to_pylist()
-    bounds = np.cumsum([0, *(len(chunk) for chunk in column.chunks)])
+    if plan is None or plan.sizes != [len(chunk) for chunk in column.chunks]:
+        plan = chunk_plan(column, numbers)
+    taken = [column.chunk(k).take(local) for k, local in plan.parts]
+    if len(taken) == 1:
+        return taken[0].to_pylist()
+    return pa.concat_arrays(taken).take(plan.order).to_pylist() if taken else []
+
+
+@dataclass
+class Plan:
+    """Where rows `numbers` sit in a chunked column: per chunk holding some, (chunk, the rows
+    in it), and the order that puts the chunks' values back in the order asked."""
+    sizes: list[int]
+    parts: list[tuple[int, pa.Array]]
+    order: pa.Array | None
+
+
+def chunk_plan(column: pa.ChunkedArray, numbers: np.ndarray) -> Plan:
+    sizes = [len(chunk) for chunk in column.chunks]
+    bounds = np.cumsum([0, *sizes])
     which = np.searchsorted(bounds, numbers, side="right") - 1
-    out: list = [None] * len(numbers)
-    for k in np.unique(which):
-        at = np.flatnonzero(which == k)
-        values = column.chunk(int(k)).take(pa.array(numbers[at] - bounds[k], pa.int64())).to_pylist()
-        for i, value in zip(at.tolist(), values):
-            out[i] = value
-    return out
+    parts, at = [], []
+    for k in np.unique(which).tolist():
+        inside = np.flatnonzero(which == k)
+        parts.append((k, pa.array(numbers[inside] - bounds[k], pa.int64())))
+        at.append(inside)
+    order = None
+    if len(parts) > 1:
+        placed = np.empty(len(numbers), dtype=np.int64)
+        placed[np.concatenate(at)] = np.arange(len(numbers))
+        order = pa.array(placed)
+    return Plan(sizes, parts, order)
 
 
 def row_dicts(table: pa.Table, numbers) -> list[dict]:
@@ -125,5 +150,7 @@ def row_dicts(table: pa.Table, numbers) -> list[dict]:
         columns = [(name, table.column(name)) for name in names]
         return [{name: column[int(n)].as_py() for name, column in columns} for n in numbers]
     numbers = np.asarray(numbers, dtype=np.int64)
-    values = [take_column(table.column(name), numbers) for name in names]
+    first = table.column(names[0]) if names else None
+    plan = chunk_plan(first, numbers) if first is not None and first.num_chunks > 1 else None
+    values = [take_column(table.column(name), numbers, plan) for name in names]
     return [dict(zip(names, row)) for row in zip(*values)]
