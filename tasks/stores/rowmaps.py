@@ -85,9 +85,12 @@ def live_rows(index: KeywordIndex, table: str, column: str, values) -> np.ndarra
         found = new[found]
         found = found[found >= 0]
         tail_start = len(new)  # main's rows whole, then the delta's
-    tail = getattr(index, table).slice(tail_start).column(column)
-    hits = pc.is_in(tail, value_set=pa.array(values, pa.string()))
-    extra = np.flatnonzero(pc.fill_null(hits, False).to_numpy(zero_copy_only=False)) + tail_start
+    key = ("tail", table, column)  # the delta's rows, grouped once per delta read
+    if key not in index.masks:
+        index.masks[key] = Groups(getattr(index, table).slice(tail_start).column(column))
+    tail = index.masks[key]
+    extra = [tail[v] for v in values if v in tail]
+    extra = np.sort(np.concatenate(extra)) + tail_start if extra else _EMPTY  # in row order
     return np.concatenate([found, extra]).astype(np.int64)
 
 
