@@ -145,3 +145,22 @@ def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_
         shutil.copytree(lay.root / folder, tmp_path / "oracle" / folder, dirs_exist_ok=True)
     indexing.run_reindex(other)
     assert got == session_rows(keyword.current(indexing.keyword_dir(layout(other), other)))
+
+
+def test_an_index_run_with_nothing_new_compacts_the_delta(settings, lay):
+    """Writes leave a delta beside the main segment; `memflow index` folds it in even when no
+    file changed since (search then reads one segment), with the same results."""
+    (lay.root / "daily/2026-01-01").mkdir(parents=True)
+    for n in range(6):
+        (lay.root / f"daily/2026-01-01/n{n}.md").write_text(f"# Note {n}\n\n- plain words {n} qwerty\n", encoding="utf-8")
+    run_index(settings)
+    (lay.root / "daily/2026-01-01/n2.md").write_text("# Note 2\n\n- other words qwerty asdfgh\n", encoding="utf-8")
+    index_paths(settings, ["daily/2026-01-01/n2.md"])
+    folder = indexing.keyword_dir(lay, settings)
+    assert indexing.has_delta(lay, settings) and keyword.current(folder).main is not None
+    before = scores(settings, [["qwerty"], ["asdfgh", "words"]])
+    summary = run_index(settings)
+    assert (summary.added, summary.modified, summary.deleted) == (0, 0, 0) and summary.keyword_rebuilt
+    assert not indexing.has_delta(lay, settings) and keyword.current(folder).main is None
+    assert scores(settings, [["qwerty"], ["asdfgh", "words"]]) == before
+    assert not run_index(settings).keyword_rebuilt  # one segment: nothing to do

@@ -378,6 +378,14 @@ def keyword_stale(lay: Layout, settings: Settings) -> bool:
     return (lay.index_dir / DIRTY).exists() or meta is None or meta.get("format") != keyword.SNAPSHOT_FORMAT
 
 
+def has_delta(lay: Layout, settings: Settings) -> bool:
+    """The search snapshot is a delta on a main segment (writes since the last full build): an
+    index run with nothing new to index compacts it, so search reads one segment again (a delta
+    costs every search a merged scoring of main's postings: ~1.5x at 72,000 files)."""
+    gen = keyword.current_dir(keyword_dir(lay, settings))
+    return gen is not None and keyword.base_of(gen) is not None
+
+
 def open_store(lay: Layout, settings: Settings) -> IndexStore:
     """The live index tables, level with the search snapshot (`sync_tables`). Every reader of
     the tables opens them here; the caller holds the workspace lock."""
@@ -449,7 +457,7 @@ def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, e
 
         vectors = backfill_vectors(store, settings, checked)
     rebuilt = (plan.changed or vectors > 0 or keyword_stale(lay, settings)
-               or snapshot_vectors_stale(lay, settings))
+               or snapshot_vectors_stale(lay, settings) or has_delta(lay, settings))
     if rebuilt:
         # Every write makes a LanceDB version: compact after a big change or every few runs,
         # not on each one-file edit (a compaction costs more than the edit).
