@@ -39,7 +39,7 @@ from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
-from memflow.tasks.recall.sequence import Sequence, Unit, next_rung
+from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
 from memflow.tasks.recall.timeline import newest_first, newest_lines
 
 GAP = "…"
@@ -116,8 +116,7 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     best = max(scores, default=0.0)
     if best > 0:
         matching = {i for i, value in enumerate(scores) if value > 0 and value >= KEEP * best}
-        shown = _shown_beside(result.text, neighbours)
-        keep = matching.union(*(shown[i] for i in matching))
+        keep = matching.union(*(_shown_with(result.text, i, neighbours) for i in matching))
 
         def distance(j: int) -> int:
             return min(abs(j - i) for i in matching)
@@ -149,12 +148,11 @@ def context_of(text: str, i: int, neighbours: int) -> list[int]:
     return [i, *history]
 
 
-@lru_cache(maxsize=1 << 14)  # the same candidates come back query after query
-def _shown_beside(text: str, neighbours: int) -> tuple[tuple[int, ...], ...]:
-    """Per line of `text`: the lines with content `context_of` shows with it."""
+@lru_cache(maxsize=1 << 16)  # the same candidate lines come back query after query
+def _shown_with(text: str, i: int, neighbours: int) -> tuple[int, ...]:
+    """The lines with content `context_of` shows with line `i` of `text`."""
     lines = _split(text)
-    return tuple(tuple(j for j in context_of(text, i, neighbours) if 0 <= j < len(lines) and _content(lines[j]))
-                 for i in range(len(lines)))
+    return tuple(j for j in context_of(text, i, neighbours) if 0 <= j < len(lines) and _content(lines[j]))
 
 
 @lru_cache(maxsize=4096)
@@ -314,10 +312,11 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         return line_scores(results[i], weights, tokenizer)
 
     @lru_cache(maxsize=None)
-    def units_of(i: int) -> list[Unit]:
+    def units_of(i: int) -> Units:
         offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
-        units = [unit_of(results[i], o) for o in offsets]
-        return [through(u) for u in units] if citations is not None else units
+        if citations is None:
+            return Units(offsets, lambda o: unit_of(results[i], o))
+        return Units(offsets, lambda o: through(unit_of(results[i], o)))
 
     def through(unit: Unit) -> Unit:
         """A note line citing another note's line cites what that line cites too."""
@@ -330,7 +329,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         """Where each chosen line is shown: the lines are chosen in rank order (so what fits
         does not depend on dates), then shown newest first where they answer one question
         (only lines with query terms can; a hit with one of them keeps its order)."""
-        offsets = sorted(u.offset for u in units_of(i))  # shown in file order
+        offsets = sorted(units_of(i).offsets)  # shown in file order
         lines = results[i].text.split("\n")
         asking = [lines[o] if scores_of(i)[o] > 0 else "" for o in offsets]
         if sum(map(bool, asking)) < 2:

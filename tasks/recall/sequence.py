@@ -49,6 +49,24 @@ class Unit:
     code: bool = False
 
 
+class Units:
+    """A hit's lines in the order packing tries them (`offsets`), each made a `Unit` when first
+    asked for: a hit shows one or two of its lines far more often than all of them."""
+
+    def __init__(self, offsets: list[int], make: Callable[[int], Unit]):
+        self.offsets = offsets
+        self._make = make
+        self._made: dict[int, Unit] = {}
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, k: int) -> Unit:
+        if k not in self._made:
+            self._made[k] = self._make(self.offsets[k])
+        return self._made[k]
+
+
 def next_rung(rung: float) -> float:
     return FIRST_RUNG if rung <= 0 else rung * 2
 
@@ -87,7 +105,7 @@ class Sequence:
             self.places.add(place)
             self.cited.setdefault(place, []).append(unit.said)
 
-    def extend(self, rung: float, units_of: Callable[[int], list[Unit]],
+    def extend(self, rung: float, units_of: Callable[[int], Units],
                step: Callable[[int, tuple[int, ...]], tuple[str, int]]) -> None:
         """Add the lines the greedy packer adds at `rung`, first every hit's lines but code and
         logs, then those (a listing is never the reason a turn is left out); `step(hit,
@@ -105,7 +123,7 @@ class Sequence:
                 pending |= self.fill(i, rung, code, units_of(i), step)
         self.rung = rung if pending else 1 << 62  # nothing left to add: every budget is served
 
-    def fill(self, i: int, rung: float, code: bool, units: list[Unit],
+    def fill(self, i: int, rung: float, code: bool, units: Units,
              step: Callable[[int, tuple[int, ...]], tuple[str, int]]) -> bool:
         """Hit `i` takes its next lines while they fit in `rung`; True when one is left."""
         while self.next[i] < len(units):
