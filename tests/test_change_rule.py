@@ -183,6 +183,29 @@ def test_a_part_after_and_keeps_the_head_it_continues(vocab):
             f"{pronoun} {v1} to the {noun}", f"{pronoun} {v3} my {obj}"]
 
 
+def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
+    """A sentence opening on "it", "this", "that" (它, 这, 那) is joined to the statement before
+    it instead of becoming a fact of its own; the other statements of the line stay apart."""
+    from memflow.schemas.dream import Evidence
+    from memflow.tasks.dream.consolidation import split_fact
+
+    rng, v = vocab
+    for _ in range(100):
+        v1, v2, v3 = pick(rng, v, "verb", 3)
+        adj, noun, obj, name = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "name")
+        pointer = rng.choice(["It", "It's", "This", "That", "That's", "These", "Those"])
+        first, back, other = (f"I {v1} the {adj} {noun} in {name}.", f"{pointer} {v2}s my {obj} a lot.",
+                              f"My {obj} {v3}s {rng.randint(2, 99)} {noun}s.")
+        said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4],
+                                                    text=" ".join([first, back, other])))]
+        assert said == [f"{first} {back}", other], said
+        alone = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=back))]
+        assert alone == [back]  # nothing before it to point to: kept as it was said
+        a, b, c = pick(rng, v, "han", 3)
+        zh = f"我在{a}{b}。这{c}很{pick(rng, v, 'han')}。"
+        assert [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=zh))] == [zh]
+
+
 # -- the whole loop ------------------------------------------------------------------------------
 
 def say(day: date, sid: str, texts: list[str]) -> list[dict]:

@@ -101,15 +101,37 @@ def split_fact(fact: Evidence) -> list[Evidence]:
     who, said = speaker(fact.text)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
-    parts = [part for sentence in _SENTENCE_RE.split(_CODE_RE.sub(" ", said)) if sentence.strip()
-             for part in clauses(sentence.strip())
-             if not part.rstrip().endswith(("?", "？", ":", "：")) and is_memory(part)]
+    parts = with_antecedents([part for sentence in _SENTENCE_RE.split(_CODE_RE.sub(" ", said)) if sentence.strip()
+                              for part in clauses(sentence.strip())
+                              if not part.rstrip().endswith(("?", "？", ":", "：")) and is_memory(part)])
     if len(parts) < 2 and parts == [said]:
         return [fact]
     if not parts:
         return []
     prefix = f"{who}: " if who else ""
     return [fact.model_copy(update={"text": prefix + part}) for part in parts]
+
+
+# a statement that opens on a pronoun pointing back (it, this, that, these, those; 它, 这, 那) is
+# about what was said before it: a closed class of words, not a list of topics
+_ANAPHOR_RE = re.compile(r"^(?:(?:it|this|that|these|those)(?:['’](?:s|ll|d|re|ve))?\b|[它这那])", re.IGNORECASE)
+_CJK_END_RE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]$")
+
+
+def with_antecedents(parts: list[str]) -> list[str]:
+    """Each part that opens on a pronoun pointing back, joined to the part before it: on its
+    own ("It's gonna be a big step.", "It went alright.") it says nothing a reader of the
+    digest could place, and a change of what it points to should take it along."""
+    out: list[str] = []
+    for part in parts:
+        if out and _ANAPHOR_RE.match(part):
+            if _CJK_END_RE.search(out[-1]):  # Chinese: no space
+                out[-1] = out[-1] + ("" if out[-1].endswith(("。", "！", "…")) else "。") + part
+            else:
+                out[-1] = out[-1] + (" " if out[-1].endswith((".", "!", "…")) else ". ") + part
+        else:
+            out.append(part)
+    return out
 
 
 def unit_links(unit: Unit) -> list[str]:
