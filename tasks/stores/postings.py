@@ -139,7 +139,9 @@ class Postings:
             part = self.data[start:end]
             if weights is not None:
                 part = part * np.float32(weights.get(token, 1.0))
-            np.add.at(scores, self.indices[start:end], part)  # one add per document: as `+=`, ~1.8x faster
+            # one add per document (a token's documents are distinct): the sums of `+=`; on
+            # int64 rows `np.add.at` is ~3x faster than `+=` (int32 rows: ~1.8x)
+            np.add.at(scores, self.indices[start:end].astype(np.int64), part)
         return scores
 
 
@@ -235,8 +237,9 @@ class MergedPostings:
             for rows, tf in self._slices(token):
                 # idf * tf / (norm + tf) as bm25_parts computes it (same operations, same
                 # order: the same float64 values), in place: two temporaries, not five
+                rows = rows.astype(np.int64)  # (take and add.at are faster on int64 rows)
                 num = tf.astype(np.float64)
-                den = self.norm[rows]
+                den = np.take(self.norm, rows)
                 den += num
                 num *= idf
                 num /= den
