@@ -200,18 +200,18 @@ class MergedPostings:
         self._df: dict[str, int] = {}
 
     def _slices(self, token: str):
-        """(row numbers here, term frequencies) of the token's postings in each segment."""
+        """(row numbers here, term frequencies, from main?) of the token's postings in each segment."""
         if self.main is not None and token in self.main.vocab_dict:
             t = self.main.vocab_dict[token]
             start, end = int(self.main.indptr[t]), int(self.main.indptr[t + 1])
             rows = np.asarray(self.main.indices[start:end])
-            yield rows, np.asarray(self.main.tf[start:end])
+            yield rows, np.asarray(self.main.tf[start:end]), True
         if self.delta is not None and token in self.delta[1]:
             matrix, vocab, tf = self.delta[:3]
             t = vocab[token]
             start, end = int(matrix["indptr"][t]), int(matrix["indptr"][t + 1])
             rows = matrix["indices"][start:end]
-            yield rows + self.n_main, tf[start:end]
+            yield rows + self.n_main, tf[start:end], False
 
     def doc_freq(self, token: str) -> int:
         """Live counted documents holding `token`: main's count (kept by main across deltas)
@@ -219,8 +219,8 @@ class MergedPostings:
         when its statistics hold (a common word's list is ~100k rows at 72,000 files)."""
         if token not in self._df:
             df = 0
-            for rows, _ in self._slices(token):
-                if self._dead is not None and rows[-1] < self.n_main:  # main's postings
+            for rows, _, from_main in self._slices(token):
+                if from_main and self._dead is not None:
                     found = np.searchsorted(rows, self._dead)  # a token's rows are ascending
                     inside = found < len(rows)
                     df += self.main.doc_freq(token) - int((rows[found[inside]] == self._dead[inside]).sum())
@@ -234,7 +234,7 @@ class MergedPostings:
         for token in tokens:
             df = self.doc_freq(token)
             idf = np.log1p((self.stat_docs - np.array([df]) + 0.5) / (np.array([df]) + 0.5))[0]
-            for rows, tf in self._slices(token):
+            for rows, tf, _ in self._slices(token):
                 # idf * tf / (norm + tf) as bm25_parts computes it (same operations, same
                 # order: the same float64 values), in place: two temporaries, not five
                 rows = rows.astype(np.int64)  # (take and add.at are faster on int64 rows)
