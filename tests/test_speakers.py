@@ -9,8 +9,8 @@ import pytest
 from helpers import run_cli
 from memflow import api
 from memflow.tasks.evaluate.techchat_text import pseudo_words
-from memflow.tasks.ground.speakers import MARK, line_terms, split_line
-from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.speakers import MARK, line_terms, line_words, split_line, text_line_words
+from memflow.tasks.ground.tokenize import tokenize, tokenize_lines
 
 SEEDS = [int(x) for x in os.environ.get("MEMFLOW_SEEDS", "1,2,3").split(",")]  # MEMFLOW_SEEDS=...: others
 
@@ -28,6 +28,50 @@ def test_a_label_is_a_marked_token_and_the_rest_of_the_line_its_words(seed):
     assert MARK + tokenize(who)[0] in terms and tokenize(who)[0] not in terms
     assert set(tokenize(text)) <= set(terms)
     assert line_terms(f"{who}: {text}") == tokenize(f"{who}: {text}")  # a note paragraph: words
+
+
+def random_line(rng: random.Random, words: list[str]) -> str:
+    """A line of pseudo-words mixed with what tokenizing treats specially: Han runs, digits,
+    identifiers, underscores, punctuation, links, speaker labels, piece positions."""
+    pieces = []
+    for _ in range(rng.randrange(0, 14)):
+        roll = rng.random()
+        word = rng.choice(words)
+        if roll < 0.12:
+            pieces.append("".join(chr(rng.randrange(0x4E00, 0x4E40)) for _ in range(rng.randrange(1, 5))))
+        elif roll < 0.2:
+            pieces.append(f"{word}{rng.randrange(100)}_{rng.choice(words).capitalize()}")
+        elif roll < 0.26:
+            pieces.append(f"[[digest/wiki/{word}-{rng.choice(words)}.md]]")
+        elif roll < 0.3:
+            pieces.append(f"[[session/x.jsonl#L{rng.randrange(1, 40)}]]")
+        elif roll < 0.4:
+            pieces.append(rng.choice([",", ".", "!", "—", "(", ")", "`", "**", "9点"]))
+        else:
+            pieces.append(word.upper() if roll > 0.95 else word)
+    line = " ".join(pieces)
+    label = rng.random()
+    if label < 0.2:
+        return f"- {rng.choice(words).capitalize()}: {line}"
+    if label < 0.3:
+        return f"{rng.choice(words)} (L{rng.randrange(1, 99)} part 2/3): {line}"
+    if label < 0.4:
+        return f"# Day > ## Said by {rng.choice(words).capitalize()}"
+    return line
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_text_is_tokenized_line_by_line_in_one_scan_as_each_line_alone(seed):
+    rng = random.Random(seed)
+    words = pseudo_words(rng, 400)
+    for _ in range(200):
+        lines = [random_line(rng, words) for _ in range(rng.randrange(1, 12))]
+        assert tokenize_lines(lines) == [tokenize(line) for line in lines]
+        text = "\n".join(lines)
+        for transcript in (False, True):
+            assert text_line_words(text, transcript=transcript) == [
+                line_words(line, transcript=transcript) for line in lines]
+    assert tokenize_lines(["", ""]) == [[], []]
 
 
 def chat(rng: random.Random, vocab: list[str], user: str, assistant: str, turns: int) -> list[dict]:

@@ -19,7 +19,7 @@ from collections.abc import Container
 import numpy as np
 
 from memflow.tasks.ground.markdown import searchable_text
-from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.tokenize import tokenize, tokenize_lines
 from memflow.tasks.ground.transcript import unmarked
 
 MARK = "said:"  # ':' ends every word of the tokenizer: no content word carries it
@@ -73,8 +73,18 @@ def line_words(line: str, kind: str = "bigram", transcript: bool = False) -> lis
 
 
 def text_line_words(text: str, kind: str = "bigram", transcript: bool = False) -> list[list[str]]:
-    """`line_words` of each line of `text`."""
-    return [line_words(line, kind, transcript) for line in text.split("\n")]
+    """`line_words` of each line of `text`, its words found in one scan (`tokenize_lines`):
+    neither a piece's place nor a link spans lines, so both come off the whole text at once."""
+    whos, said = [], []
+    for line in searchable_text(unmarked(text) if transcript else text).split("\n"):
+        who, rest = split_line(line, transcript)
+        whos.append(who)
+        said.append(rest)
+    words = tokenize_lines(said, kind)
+    for line, who in zip(words, whos):
+        if who:
+            line.extend(speaker_tokens(who, kind))
+    return words
 
 
 def joined_words(lines: list[list[str]]) -> str:
