@@ -30,6 +30,7 @@ from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.dream.change import clauses, other_context
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
+from memflow.tasks.ground.speakers import OTHERS_TITLE
 from memflow.tasks.ground.workspace import date_of
 
 _BULLET_RE = re.compile(r"^\s*[-*+]\s+(.*\S)\s*$")
@@ -90,26 +91,69 @@ def make_unit(fact: Evidence) -> Unit:
 
 
 _CODE_RE = re.compile(r"```.*?```|`[^`\n]{40,}`|\[code(?:: [\w+#.-]+)?, \d+ lines\]", re.DOTALL)
-_SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？：])")
+_SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？：])|\n")
+# a sentence that ends with what was sent with it ("... for it? [image: a photo of ...] Great!")
+# ends after it
+_ENDS_ATTACHED_RE = re.compile(r"([.!?:。！？：](?:\s*\[[^\[\]\n]*\])+)\s*(?=[A-Z\u4e00-\u9fff])")
 
 
-def split_fact(fact: Evidence) -> list[Evidence]:
+def split_fact(fact: Evidence, among_people: bool = False) -> list[Evidence]:
     """A line stating several facts -> one evidence per statement (same line, same speaker),
     so a later change of one leaves the others current. Pasted code in the line is not a
-    statement (it stays in the daily note and the log); a question in it is not a fact, nor
-    a sentence ending in a colon, which only introduces what follows ("Seeing this on the X box:")."""
+    statement (it stays in the daily note and the log); a question in it is not a fact (one
+    with an attachment after it neither), nor a sentence ending in a colon, which only
+    introduces what follows ("Seeing this on the X box:"); `among_people` (a conversation
+    between people, `among_people`): nor a statement about the one spoken to (`to_listener`)."""
     who, said = speaker(fact.text)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
-    parts = with_antecedents([part for sentence in _SENTENCE_RE.split(_CODE_RE.sub(" ", said)) if sentence.strip()
+    parts = with_antecedents([part for sentence in _SENTENCE_RE.split(sentences_of(said)) if sentence.strip()
                               for part in clauses(sentence.strip())
-                              if not part.rstrip().endswith(("?", "？", ":", "：")) and is_memory(part)])
+                              if not _ATTACHED_RE.sub("", part).endswith(("?", "？", ":", "："))
+                              and is_memory(part) and not (among_people and to_listener(part))])
     if len(parts) < 2 and parts == [said]:
         return [fact]
     if not parts:
         return []
     prefix = f"{who}: " if who else ""
     return [fact.model_copy(update={"text": prefix + part}) for part in parts]
+
+
+def sentences_of(said: str) -> str:
+    """A statement's text as its sentences are split: pasted code out, a sentence ending with
+    an attachment ended after it (a line break, which `_SENTENCE_RE` splits at)."""
+    return _ENDS_ATTACHED_RE.sub(lambda m: m.group(1) + "\n", _CODE_RE.sub(" ", said).replace("\n", " "))
+
+
+# what a chat appends to a message it sends with something ("... for it? [image: a photo of ...]")
+_ATTACHED_RE = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$|\s+$")
+# persons of a statement, closed classes of pronouns (English, Chinese), not a list of topics
+_YOU_RE = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b|[你您]", re.IGNORECASE)
+_ME_RE = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b|[我咱]", re.IGNORECASE)
+
+
+def to_listener(statement: str) -> bool:
+    """A statement about the one spoken to and not about the speaker: it names the listener
+    (you, your; 你, 您) and never the speaker (I, my, we; 我). Between people, "You did an
+    amazing job", "Your store looks great", "Take care of yourself" are the listener's praise or
+    news as the speaker put it, not facts about the speaker, whose node they would join (they
+    stay in the daily note and the log, found by search). Said to an assistant, the same form
+    is an instruction about the user ("You should always answer in French"): kept."""
+    return bool(_YOU_RE.search(statement)) and not _ME_RE.search(statement)
+
+
+_ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
+
+
+def among_people(note: Note) -> bool:
+    """Does the note record a conversation with another person (a `Said by` section naming
+    someone other than the assistant)?"""
+    for line in note.body.split("\n"):
+        if line.startswith("## ") and section_kind(line[3:]) == "others":
+            names = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
+            if any(name.strip().lower() not in _ROLES for name in names if name.strip()):
+                return True
+    return False
 
 
 # a statement that opens on a pronoun pointing back (it, this, that, these, those; 它, 这, 那) is
@@ -145,8 +189,9 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     a split line are marked (`split`), so each is consolidated on its own."""
     out = []
     for note in notes:
+        people = among_people(note)
         for fact in note_facts(note):
-            parts = split_fact(fact)
+            parts = split_fact(fact, people)
             for part in parts:
                 unit = make_unit(part)
                 out.append((unit.model_copy(update={"split": len(parts) > 1}), note.path))
