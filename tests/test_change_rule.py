@@ -175,7 +175,10 @@ def test_a_part_after_and_keeps_the_head_it_continues(vocab):
                      f"The {noun} {v1}s 3 {obj}s and {v2}s 500 {unit}s.",       # no pronoun to lend
                      f"I'm {v1}ing to the {noun} and will {v2} the {obj}.",      # an auxiliary opens it
                      f"{pronoun} {rng.choice(['will', 'can', 'should', 'might'])} {v1} {noun} and {v2} the {obj}.",
-                     f"It is {adj}, so {pronoun.lower() if pronoun != 'I' else 'I'} {v1} my {noun} and {v2} the {obj}."):
+                     f"It is {adj}, so {pronoun.lower() if pronoun != 'I' else 'I'} {v1} my {noun} and {v2} the {obj}.",
+                     # "and" between two nouns: the second has a verb of its own, or heads a clause
+                     f"{pronoun} {v1} that the {noun} and {obj} {rng.choice(['are', 'were', 'will'])} {adj}.",
+                     f"{pronoun} {v1} the {noun} and {obj} {rng.choice(['you', 'we', 'she'])} {v2}ed about."):
             parts = clauses(line)
             assert parts == [line], (line, parts)
         # the pronoun's own verb right after it: one statement each, the pronoun borrowed

@@ -473,7 +473,7 @@ def clauses(text: str) -> list[str]:
     for part, joint in zip(merged[1:], before[1:]):
         first = toks(part)[0] if toks(part) else None
         if first and (first.kind == "word" or first.norm in _AUXILIARIES) and part[:1].islower():  # no subject
-            if not (lead and _pronoun_led(merged[0]) and _plain_head(merged[0])):
+            if _noun_led(part) or not (lead and _pronoun_led(merged[0]) and _plain_head(merged[0])):
                 # only the first part's pronoun, when it alone is the head the part continues,
                 # can be lent: "find peace in it" or "hiking the other day" alone is no fact
                 out[-1] = f"{out[-1]}{joint}{part}".rstrip(" ,.;")
@@ -489,6 +489,18 @@ shall should can could may might must ought""".split())
 
 
 _SUBJECTS = frozenset("i he she we they".split())  # pronouns only ever subjects (not "it", "you")
+
+
+def _noun_led(part: str) -> bool:
+    """A part after "and" whose first word is followed by a verb of its own (an auxiliary or
+    copula: "infrastructure are key", "pears were cheap") or by a pronoun starting a clause
+    ("power you were talking about"): that word is a noun, the subject of that verb or the head
+    of that clause, not a verb the first part's pronoun could take ("I infrastructure are key"
+    would be a statement nobody made). The "and" joins noun phrases: the sentence stays whole."""
+    tokens = toks(part)
+    if len(tokens) < 2 or tokens[0].kind != "word" or tokens[0].norm in _AUXILIARIES:
+        return False
+    return tokens[1].norm in _AUXILIARIES or tokens[1].norm in _SUBJECTS or tokens[1].norm == "you"
 
 
 def _plain_head(part: str) -> bool:
