@@ -216,33 +216,40 @@ def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):
     the user's instructions: kept."""
     from memflow.schemas.dream import Evidence
     from memflow.schemas.notes import Note
-    from memflow.tasks.dream.consolidation import among_people, split_fact
+    from memflow.tasks.dream.consolidation import people_in, split_fact
 
     rng, v = vocab
     for _ in range(100):
         v1, v2, v3 = pick(rng, v, "verb", 3)
         adj, noun, obj = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object")
-        who = pick(rng, v, "name").capitalize()
+        who, other = (n.capitalize() for n in pick(rng, v, "name", 2))
+        people = frozenset({who, other})
         mine = rng.choice([f"I {v1} the {adj} {noun}.", f"My {obj} {v1}s {rng.randint(2, 99)} {noun}s.",
                            f"We {v1} your {noun} with my {obj}."])
         yours = rng.choice([f"Your {noun} {v2}s so {adj}!", f"You {v2} the {adj} {obj}.",
-                            f"{v2.capitalize()} your {obj} well.", f"The {noun} {v2}s you."])
+                            f"{v2.capitalize()} your {obj} well.", f"The {noun} {v2}s you.",
+                            f"So {adj} of the {noun}, {other}!"])
         asked = f"Where did you {v3} the {noun}? [image: a photo of a {adj} {obj}]"
         parts = [mine, yours, asked]
         rng.shuffle(parts)
         line = Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{who}: " + " ".join(parts))
-        said = [e.text for e in split_fact(line, among_people=True)]
+        said = [e.text for e in split_fact(line, people)]
         assert said == [f"{who}: {mine}"], (parts, said)
         to_assistant = [e.text for e in split_fact(line)]
         assert to_assistant == [f"{who}: {p}" for p in parts if p != asked], (parts, to_assistant)
         a, b = pick(rng, v, "han", 2)
         for zh, kept in ((f"你的{a}{b}很好。", False), (f"我给你{a}了{b}。", True)):
-            facts = split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{who}: {zh}"), True)
+            facts = split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{who}: {zh}"), people)
             assert bool(facts) == kept, zh
-        other = pick(rng, v, "name").capitalize()
-        for title, people in ((f"Said by {other}", True), ("Said by the assistant", False),
-                              (f"Said by the assistant and {other}", True), ("Facts", False)):
-            assert among_people(Note(path="daily/2026-01-01/n.md", body=f"# Day\n\n## {title}\n\n- x\n")) == people
+        # a name ending a statement is the listener only when it is one of the people talking
+        place = next(n for n in (x.capitalize() for x in pick(rng, v, "name", 3)) if n not in people)
+        kept = split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4],
+                                   text=f"{who}: The {noun} {v1}s in {adj} {obj}s, {place}."), people)
+        assert len(kept) == 1, kept
+        for title, between in ((f"Said by {other}", {who, other}), ("Said by the assistant", set()),
+                               (f"Said by the assistant and {other}", {who, other}), ("Facts", set())):
+            body = f"# Day\n\n## Facts\n\n- {who}: x y\n\n## {title}\n\n- x\n"
+            assert people_in(Note(path="daily/2026-01-01/n.md", body=body)) == between, title
 
 
 # -- the whole loop ------------------------------------------------------------------------------

@@ -97,20 +97,20 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？�
 _ENDS_ATTACHED_RE = re.compile(r"([.!?:。！？：](?:\s*\[[^\[\]\n]*\])+)\s*(?=[A-Z\u4e00-\u9fff])")
 
 
-def split_fact(fact: Evidence, among_people: bool = False) -> list[Evidence]:
+def split_fact(fact: Evidence, people: frozenset[str] = frozenset()) -> list[Evidence]:
     """A line stating several facts -> one evidence per statement (same line, same speaker),
     so a later change of one leaves the others current. Pasted code in the line is not a
     statement (it stays in the daily note and the log); a question in it is not a fact (one
     with an attachment after it neither), nor a sentence ending in a colon, which only
-    introduces what follows ("Seeing this on the X box:"); `among_people` (a conversation
-    between people, `among_people`): nor a statement about the one spoken to (`to_listener`)."""
+    introduces what follows ("Seeing this on the X box:"); in a conversation between `people`
+    (`people_in`): nor a statement about the one spoken to (`to_listener`)."""
     who, said = speaker(fact.text)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
     parts = with_antecedents([part for sentence in _SENTENCE_RE.split(sentences_of(said)) if sentence.strip()
                               for part in clauses(sentence.strip())
                               if not _ATTACHED_RE.sub("", part).endswith(("?", "？", ":", "："))
-                              and is_memory(part) and not (among_people and to_listener(part))])
+                              and is_memory(part) and not (people and to_listener(part, people))])
     if len(parts) < 2 and parts == [said]:
         return [fact]
     if not parts:
@@ -132,28 +132,41 @@ _YOU_RE = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b|[你您]", re.
 _ME_RE = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b|[我咱]", re.IGNORECASE)
 
 
-def to_listener(statement: str) -> bool:
+def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
     """A statement about the one spoken to and not about the speaker: it names the listener
-    (you, your; 你, 您) and never the speaker (I, my, we; 我). Between people, "You did an
-    amazing job", "Your store looks great", "Take care of yourself" are the listener's praise or
-    news as the speaker put it, not facts about the speaker, whose node they would join (they
-    stay in the daily note and the log, found by search). Said to an assistant, the same form
-    is an instruction about the user ("You should always answer in French"): kept."""
-    return bool(_YOU_RE.search(statement)) and not _ME_RE.search(statement)
+    (you, your; 你, 您; or ends on the name of one of the `people` talking: "Way to go, Nate!")
+    and never the speaker (I, my, we; 我). Between people, "You did an amazing job", "Your store
+    looks great", "Thanks for the recommendation, Nate." are the listener's praise or news as
+    the speaker put it, not facts about the speaker, whose node they would join (they stay in
+    the daily note and the log, found by search). Said to an assistant, the same form is an
+    instruction about the user ("You should always answer in French"): kept (no `people`)."""
+    if _ME_RE.search(statement):
+        return False
+    called = _CALLED_RE.search(statement)
+    return bool(_YOU_RE.search(statement)) or bool(called and called.group(1) in people)
 
 
 _ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
+# a name the statement ends on, after a comma: the one it is said to ("Glad to help, Nate.")
+_CALLED_RE = re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$")
 
 
-def among_people(note: Note) -> bool:
-    """Does the note record a conversation with another person (a `Said by` section naming
-    someone other than the assistant)?"""
+def people_in(note: Note) -> frozenset[str]:
+    """The people a note's conversation is between (the speakers its lines name and its `Said
+    by` sections), when one of them is another person than the assistant; else none (a
+    conversation with the assistant, or no conversation)."""
+    others: set[str] = set()
+    speakers: set[str] = set()
     for line in note.body.split("\n"):
         if line.startswith("## ") and section_kind(line[3:]) == "others":
             names = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
-            if any(name.strip().lower() not in _ROLES for name in names if name.strip()):
-                return True
-    return False
+            others.update(n.strip() for n in names if n.strip() and n.strip().lower() not in _ROLES)
+        match = _BULLET_RE.match(line)
+        if match:
+            who = speaker(plain(match.group(1)))[0]
+            if who and who.lower() not in _ROLES:
+                speakers.add(who)
+    return frozenset(others | speakers) if others else frozenset()
 
 
 # a statement that opens on a pronoun pointing back (it, this, that, these, those; 它, 这, 那) is
@@ -189,7 +202,7 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     a split line are marked (`split`), so each is consolidated on its own."""
     out = []
     for note in notes:
-        people = among_people(note)
+        people = people_in(note)
         for fact in note_facts(note):
             parts = split_fact(fact, people)
             for part in parts:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memflow.schemas.settings import Settings
-from memflow.tasks.dream.consolidation import among_people, note_facts, speaker, split_fact
+from memflow.tasks.dream.consolidation import note_facts, people_in, speaker, split_fact
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.dream.facts import same_fact, subject_of
 from memflow.tasks.ground.notes import parse_note
@@ -69,7 +69,7 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> Iterator[Pr
         if day is None or kind_of(lay, rel) != "note":
             continue
         note = parse_note(rel, read_text(path, settings.decode_errors))
-        people = among_people(note)
+        people = people_in(note)
         for evidence in (part for fact in note_facts(note) for part in split_fact(fact, people)):
             source = f"{rel}#L{evidence.lines[0]}"
             if source in cited:
