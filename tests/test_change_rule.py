@@ -250,6 +250,9 @@ def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):
                                (f"Said by the assistant and {other}", {who, other}), ("Facts", set())):
             body = f"# Day\n\n## Facts\n\n- {who}: x y\n\n## {title}\n\n- x\n"
             assert people_in(Note(path="daily/2026-01-01/n.md", body=body)) == between, title
+        # a named assistant, the user's lines unnamed: the user's "you" is an instruction
+        body = f"# Day\n\n## Facts\n\n- You {v1} in {adj} {noun}s.\n\n## Said by {other}\n\n- {other}: x y\n"
+        assert people_in(Note(path="daily/2026-01-01/n.md", body=body)) == frozenset()
 
 
 # -- the whole loop ------------------------------------------------------------------------------

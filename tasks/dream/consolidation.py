@@ -153,20 +153,27 @@ _CALLED_RE = re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$")
 
 def people_in(note: Note) -> frozenset[str]:
     """The people a note's conversation is between (the speakers its lines name and its `Said
-    by` sections), when one of them is another person than the assistant; else none (a
-    conversation with the assistant, or no conversation)."""
+    by` sections) when both sides are named people: the user's own lines carry a name and a
+    `Said by` section names someone other than the assistant. Else none: a conversation with
+    the assistant (named or not: the user's lines carry no name there), or no conversation."""
     others: set[str] = set()
     speakers: set[str] = set()
+    kind, own_named = "own", False
     for line in note.body.split("\n"):
-        if line.startswith("## ") and section_kind(line[3:]) == "others":
-            names = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
-            others.update(n.strip() for n in names if n.strip() and n.strip().lower() not in _ROLES)
+        if line.startswith("## "):
+            kind = section_kind(line[3:])
+            if kind == "others":
+                names = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
+                others.update(n.strip() for n in names if n.strip() and n.strip().lower() not in _ROLES)
+        elif line.startswith("# "):
+            kind = "own"
         match = _BULLET_RE.match(line)
         if match:
             who = speaker(plain(match.group(1)))[0]
             if who and who.lower() not in _ROLES:
                 speakers.add(who)
-    return frozenset(others | speakers) if others else frozenset()
+                own_named = own_named or kind != "others"
+    return frozenset(others | speakers) if others and own_named else frozenset()
 
 
 # a statement that opens on a pronoun pointing back (it, this, that, these, those; 它, 这, 那) is
