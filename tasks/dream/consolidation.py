@@ -92,9 +92,12 @@ def make_unit(fact: Evidence) -> Unit:
 
 _CODE_RE = re.compile(r"```.*?```|`[^`\n]{40,}`|\[code(?:: [\w+#.-]+)?, \d+ lines\]", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？：])|\n")
-# a sentence that ends with what was sent with it ("... for it? [image: a photo of ...] Great!")
-# ends after it
-_ENDS_ATTACHED_RE = re.compile(r"([.!?:。！？：](?:\s*\[[^\[\]\n]*\])+)\s*(?=[A-Z\u4e00-\u9fff])")
+# what a chat appends to a message it sends with something ("... for it? [image: a photo of ...]")
+_ATTACHMENT = r"\[[^\[\]\n]*\]"
+# a sentence that ends with what was sent with it ("... for it? [image: ...] Great!") ends after it
+_ENDS_ATTACHED_RE = re.compile(rf"([.!?:。！？：](?:\s*{_ATTACHMENT})+)\s*(?=[A-Z\u4e00-\u9fff])")
+# a statement without what was sent with it, as its last character tells a question
+_ATTACHED_RE = re.compile(rf"(?:\s*{_ATTACHMENT})+\s*$|\s+$")
 
 
 def split_fact(fact: Evidence, people: frozenset[str] = frozenset()) -> list[Evidence]:
@@ -125,11 +128,12 @@ def sentences_of(said: str) -> str:
     return _ENDS_ATTACHED_RE.sub(lambda m: m.group(1) + "\n", _CODE_RE.sub(" ", said).replace("\n", " "))
 
 
-# what a chat appends to a message it sends with something ("... for it? [image: a photo of ...]")
-_ATTACHED_RE = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$|\s+$")
 # persons of a statement, closed classes of pronouns (English, Chinese), not a list of topics
 _YOU_RE = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b|[你您]", re.IGNORECASE)
 _ME_RE = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b|[我咱]", re.IGNORECASE)
+# a name the statement ends on, after a comma: the one it is said to ("Glad to help, Nate.")
+_CALLED_RE = re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$")
+_ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
 
 
 def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
@@ -144,11 +148,6 @@ def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
         return False
     called = _CALLED_RE.search(statement)
     return bool(_YOU_RE.search(statement)) or bool(called and called.group(1) in people)
-
-
-_ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
-# a name the statement ends on, after a comma: the one it is said to ("Glad to help, Nate.")
-_CALLED_RE = re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$")
 
 
 def people_in(note: Note) -> frozenset[str]:
