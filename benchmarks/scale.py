@@ -6,8 +6,11 @@ yardstick, each a whole process on the same generated workspace, in the same run
 
 The yardstick is one Python process that reads every file, hashes it, tokenizes it with the
 project's tokenizer, builds a bm25s index and saves it: what any keyword index of these files
-must do. Prints a Markdown table: seconds, peak RSS (the child's own, from wait4), time per file,
-and the cold index's ratios to the yardstick.
+must do. Prints a Markdown table: seconds, peak RSS (the larger of the child's own, from wait4,
+and the sum over it and its workers, sampled), time per file,
+and the cold index's ratios to the yardstick; the cold index runs twice, with its file-parsing
+workers (the default) and in one process (MEMFLOW_INDEX_WORKERS=1), with CPU seconds and the
+peak RSS summed over the workers.
 """
 
 from __future__ import annotations
@@ -27,15 +30,47 @@ sys.path.insert(0, str(HERE))
 MEMFLOW = Path(sys.executable).with_name("memflow")
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of one child process."""
+def tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and every process under it, now (Linux /proc)."""
+    parents: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry.name))
+        rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss.get(p, 0)
+        todo.extend(parents.get(p, []))
+    return total
+
+
+def timed(argv: list[str], env: dict | None = None, usage_out: dict | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one child process: the larger of its own peak (wait4)
+    and the sum over it and its worker processes, sampled every 50 ms. `usage_out` gets the
+    CPU seconds (user + system) of the child and the children it waited for."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=None if env is None else {**os.environ, **env})
+    peak = 0
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.05)
     wall = time.perf_counter() - started
     if status != 0:
         raise RuntimeError(f"{argv} failed: {proc.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    if usage_out is not None:
+        usage_out["cpu"] = usage.ru_utime + usage.ru_stime
+    return wall, max(usage.ru_maxrss * 1024, peak) / 2**20
 
 
 def yardstick(root: Path) -> None:
@@ -73,7 +108,12 @@ def measure(count: int, reme: Path | None = None) -> dict:
     index = [str(MEMFLOW), "-w", str(root), "index"]
     out = {"files": count}
     out["yard_s"], out["yard_mb"] = timed([sys.executable, str(Path(__file__)), "--yardstick", str(root)])
-    out["cold_s"], out["cold_mb"] = timed(index)
+    cpu: dict = {}
+    out["one_s"], out["one_mb"] = timed(index, {"MEMFLOW_INDEX_WORKERS": "1"}, cpu)
+    out["one_cpu"] = cpu["cpu"]
+    shutil.rmtree(root / "metadata" / "index")
+    out["cold_s"], out["cold_mb"] = timed(index, usage_out=cpu)
+    out["cold_cpu"] = cpu["cpu"]
     change = "\nA new line about zanzibarquokka.\n"
     target = root / "daily/2026-01-02/n1.md"
     target.write_text(target.read_text() + change)
@@ -103,6 +143,13 @@ def table(results: list[dict]) -> str:
                      f"({per / per_base:.2f}) | {r['change_s']:.2f} | {r['change_mb']:.0f} | "
                      f"{r['yard_s']:.2f} | {r['yard_mb']:.0f} | {r['cold_s'] / r['yard_s']:.2f}, "
                      f"{r['cold_mb'] / r['yard_mb']:.2f} |")
+    lines += ["", "| files | cold index, workers (s, CPU s, MiB) | in one process (s, CPU s, MiB) | "
+              "workers / one process (time, RSS) | one process / yardstick (time) |", "|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['files']:,} | {r['cold_s']:.2f}, {r['cold_cpu']:.2f}, {r['cold_mb']:.0f} | "
+                     f"{r['one_s']:.2f}, {r['one_cpu']:.2f}, {r['one_mb']:.0f} | "
+                     f"{r['cold_s'] / r['one_s']:.2f}, {r['cold_mb'] / r['one_mb']:.2f} | "
+                     f"{r['one_s'] / r['yard_s']:.2f} |")
     reme = [r for r in results if "reme_cold_s" in r]
     if reme:
         lines += ["", "| files | vs ReMe 0.4.2, cold index (time, RSS) | one-file change (time, RSS) | "

@@ -69,11 +69,15 @@ def run_workspace(job: FleetJob, workspace: str, lock: Lock, wait: float | None 
     """Run `job` on one workspace under `lock`, waiting `wait` seconds for it (default the
     workspace's `lock_wait`); dream takes `date`, `max_units`, `max_notes`, `max_seconds`,
     `model_calls`. As in the CLI, files left out of the index and dream units that failed are
-    said in `changed` (they are retried), and resources that failed make the outcome `failed`."""
+    said in `changed` (they are retried), and resources that failed make the outcome `failed`.
+    A fleet already runs one workspace per worker, so an index run here parses its files in one
+    process unless the workspace's settings name `index_workers`."""
     started = time.monotonic()
     outcome = WorkspaceOutcome(workspace=workspace, job=job, status="ok")
     try:
         settings = load_settings(workspace)
+        if "index_workers" not in settings.model_fields_set:  # the fleet runs workspaces side by side
+            settings = settings.model_copy(update={"index_workers": 1})
         with lock(settings, LOCK_JOB[job], settings.lock_wait if wait is None else wait):
             outcome.started = _now()
             outcome.changed, outcome.backlog, problem = JOBS[job](settings, **options)

@@ -14,7 +14,10 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from dataclasses import dataclass
+from functools import partial
+from itertools import islice
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +42,7 @@ from memflow.tasks.ground.workspace import (
 )
 from memflow.tasks.index import chunking
 from memflow.tasks.index.bounds import bound_rows, cut_warning
+from memflow.tasks.index.parallel import ordered_map, worker_count
 from memflow.tasks.index.planning import DiskFile, IndexPlan, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.statistics import counted_rows
@@ -266,28 +270,58 @@ def file_rows_of(lay: Layout, settings: Settings, rel: str, pipeline: str, skipp
     return row, chunks, links
 
 
-class ChunkBatches:
-    """The chunk rows of `group` as Arrow batches of ROWS_BATCH files, made as the store reads
-    them; each file's files row and links are collected on the side, `chunks` counts the rows."""
+@dataclass
+class ParsedPart:
+    """Part of a run's files, parsed (`parse_part`): their chunk rows as one Arrow batch (None:
+    no chunks), files rows and link rows, the files left out or read with a caveat, and how
+    many files the part named."""
+    chunks: pa.RecordBatch | None
+    files: list[dict]
+    links: list[dict]
+    skipped: dict[str, str]
+    warnings: dict[str, str]
+    count: int
 
-    def __init__(self, group: list[str], rows_of: Callable, progress: Progress | None):
-        self.group, self.rows_of, self.progress = group, rows_of, progress
+
+def parse_part(lay: Layout, settings: Settings, pipeline: str, part: list[str]) -> ParsedPart:
+    """The rows of `part`'s files, each inside a guard (`file_rows_of`); runs in this process
+    or in a worker (`parallel.ordered_map`)."""
+    skipped: dict[str, str] = {}
+    warnings: dict[str, str] = {}
+    files, chunk_rows, links = [], [], []
+    for rel in part:
+        rows = file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
+        if rows is not None:
+            files.append(rows[0])
+            chunk_rows.extend(rows[1])
+            links.extend(rows[2])
+    batch = pa.RecordBatch.from_pylist(chunk_rows, schema=CHUNKS) if chunk_rows else None
+    return ParsedPart(batch, files, links, skipped, warnings, len(part))
+
+
+class ChunkBatches:
+    """The chunk batches of parsed parts, as the store reads them; each part's files rows,
+    links and problems are collected on the side, `chunks` counts the rows."""
+
+    def __init__(self, parts: Iterable[ParsedPart], progress: Progress | None,
+                 skipped: dict[str, str], warnings: dict[str, str]):
+        self.parts, self.progress = parts, progress
+        self.skipped, self.warnings = skipped, warnings
         self.file_rows: list[dict] = []
         self.link_rows: list[dict] = []
         self.chunks = 0
 
     def __iter__(self):
-        for part in _batches(self.group, ROWS_BATCH):
-            chunk_rows = []
-            for rows in filter(None, map(self.rows_of, part)):
-                self.file_rows.append(rows[0])
-                chunk_rows.extend(rows[1])
-                self.link_rows.extend(rows[2])
-            self.chunks += len(chunk_rows)
-            if chunk_rows:
-                yield pa.RecordBatch.from_pylist(chunk_rows, schema=CHUNKS)
+        for part in self.parts:
+            self.file_rows.extend(part.files)
+            self.link_rows.extend(part.links)
+            self.skipped.update(part.skipped)
+            self.warnings.update(part.warnings)
+            if part.chunks is not None:
+                self.chunks += part.chunks.num_rows
+                yield part.chunks
             if self.progress:
-                self.progress(len(part))
+                self.progress(part.count)
 
 
 def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: list[str],
@@ -296,18 +330,20 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
     """Re-chunk `paths`, each file inside a guard (a file that fails is left out with its reason
     in `skipped`); returns the number of chunks written. Written in groups of BATCH files, each
     one streamed append per table (chunks, links, then files rows: a crash before the files rows
-    re-does the group), so the cost of a write does not grow with the table."""
+    re-does the group), so the cost of a write does not grow with the table. A large run parses
+    its files in worker processes (`settings.index_workers`), written in the same order."""
     skipped = {} if skipped is None else skipped
     warnings = {} if warnings is None else warnings
     written = 0
-    def rows_of(rel: str):
-        return file_rows_of(lay, settings, rel, pipeline, skipped, warnings)
-
-    for group in _batches(paths, BATCH):
-        batches = ChunkBatches(group, rows_of, progress)
-        store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
-        store.put_files(batches.file_rows)  # last: a crash before this line re-does the group
-        written += batches.chunks
+    workers = worker_count(settings.index_workers, len(paths))
+    parts = (part for group in _batches(paths, BATCH) for part in _batches(group, ROWS_BATCH))
+    parsed = ordered_map(partial(parse_part, lay, settings, pipeline), parts, workers)
+    with closing(parsed):
+        for group in _batches(paths, BATCH):  # a group's parts, as `parts` cut them
+            batches = ChunkBatches(islice(parsed, -(-len(group) // ROWS_BATCH)), progress, skipped, warnings)
+            store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
+            store.put_files(batches.file_rows)  # last: a crash before this line re-does the group
+            written += batches.chunks
     return written
 
 
