@@ -45,7 +45,8 @@ def chunk_ids(lay) -> list[str]:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_an_index_parsed_in_workers_equals_one_parsed_in_this_process(settings, lay, monkeypatch,
                                                                        caplog, seed):
-    workspace(lay, random.Random(seed))
+    rng = random.Random(seed)
+    workspace(lay, rng)
     monkeypatch.setattr(parallel, "MIN_FILES", 1)
     monkeypatch.setattr(parallel, "FILES_PER_WORKER", 1)
     monkeypatch.setattr(indexing, "BATCH", 7)  # several commit groups, parts not dividing them
@@ -55,7 +56,7 @@ def test_an_index_parsed_in_workers_equals_one_parsed_in_this_process(settings, 
     monkeypatch.setattr(parallel.subprocess, "Popen",
                         lambda argv, **k: started.extend(a for a in argv if "serve" in a) or popen(argv, **k))
     with caplog.at_level(logging.WARNING, logger="memflow"):
-        in_workers = run_index(settings.model_copy(update={"index_workers": 2}))
+        in_workers = run_index(settings.model_copy(update={"index_workers": 3}))  # this one and two workers
     assert len(started) == 2
     assert [r.getMessage() for r in caplog.records if "blob.txt" in r.getMessage()] == [
         "resource/blob.txt is not indexed: binary content (NUL bytes), not text; no note written"]
@@ -69,6 +70,15 @@ def test_an_index_parsed_in_workers_equals_one_parsed_in_this_process(settings, 
     assert "daily/2026-04-01/nested.md" in in_workers.skipped
     assert "daily/2026-04-01/a-long-line.md" in in_workers.warnings
     assert (in_workers.added, in_workers.chunks) == (in_process.added, in_process.chunks)
+    # a run that is not cold but changes many files (past a delta's) starts its workers when it writes
+    monkeypatch.setattr(indexing, "SMALL_CHANGE", 0)
+    for path in sorted(lay.root.glob("d*/**/*.md")):
+        path.write_text(path.read_text(encoding="utf-8") + f"\n- {word(rng)} {word(rng)}\n", encoding="utf-8")
+    edited = run_index(settings.model_copy(update={"index_workers": 3}))
+    assert len(started) == 4 and edited.modified >= 34
+    parsed_apart, order = rows(lay, settings), chunk_ids(lay)
+    run_reindex(settings.model_copy(update={"index_workers": 1}))
+    assert (rows(lay, settings), chunk_ids(lay)) == (parsed_apart, order)
 
 
 def test_results_come_in_order_and_a_failing_worker_is_an_error():
@@ -95,7 +105,7 @@ def test_a_script_without_a_main_guard_indexes_with_workers(settings, lay):
         parallel.MIN_FILES = parallel.FILES_PER_WORKER = 1
         print(run_index(load_settings({str(lay.root)!r})).added)
         """), encoding="utf-8")
-    env = {**os.environ, "MEMFLOW_INDEX_WORKERS": "2"}
+    env = {**os.environ, "MEMFLOW_INDEX_WORKERS": "3"}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(len(names) + 3)]  # the refused and binary files are recorded too

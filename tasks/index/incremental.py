@@ -83,6 +83,8 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     run = indexing.prepare_run(settings, lay, lance_dir)
     if not (delta and indexing.small_change(lay, settings, lance_dir, run)):
         return indexing.full_run(settings, lay, run, progress_factory, embed)
+    if run.workers is not None:  # started for a cold run only, which is never a small change
+        run.workers.close()
     summary = apply_plan(run.store, lay, settings, run.plan, run.pipeline, run.started)
     summary.skipped, summary.warnings = indexing.remember_problems(lay, run.plan, run.scan_problems,
                                                                    summary.skipped, summary.warnings)

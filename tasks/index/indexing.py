@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from contextlib import closing
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -42,7 +42,7 @@ from memflow.tasks.ground.workspace import (
 )
 from memflow.tasks.index import chunking
 from memflow.tasks.index.bounds import bound_rows, cut_warning
-from memflow.tasks.index.parallel import ordered_map, worker_count
+from memflow.tasks.index.parallel import Workers, worker_count
 from memflow.tasks.index.planning import DiskFile, IndexPlan, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.statistics import counted_rows
@@ -107,12 +107,15 @@ def indexed_files(lay: Layout, max_resource_bytes: int | None = None,
 
 
 def scan(lay: Layout, catalog: dict, pipeline: str, max_resource_bytes: int | None = None,
-         problems: dict[str, str] | None = None) -> dict[str, DiskFile]:
-    """Stat every indexed file; hash only those whose stat or pipeline differ from the catalog.
-    A file that cannot be read is left out with its reason in `problems`."""
+         problems: dict[str, str] | None = None,
+         stats: dict[str, tuple[int, int]] | None = None) -> dict[str, DiskFile]:
+    """Stat every indexed file (or take `stats`, `indexed_files`' answer); hash only those
+    whose stat or pipeline differ from the catalog. A file that cannot be read is left out with
+    its reason in `problems`."""
     problems = {} if problems is None else problems
+    stats = indexed_files(lay, max_resource_bytes, problems) if stats is None else stats
     disk = {}
-    for rel, (size, mtime_ns) in sorted(indexed_files(lay, max_resource_bytes, problems).items()):
+    for rel, (size, mtime_ns) in sorted(stats.items()):
         entry = DiskFile(rel, size, mtime_ns)
         if needs_hash(entry, catalog.get(rel), pipeline):
             try:
@@ -326,19 +329,23 @@ class ChunkBatches:
 
 def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: list[str],
                   pipeline: str, progress: Progress | None = None,
-                  skipped: dict[str, str] | None = None, warnings: dict[str, str] | None = None) -> int:
+                  skipped: dict[str, str] | None = None, warnings: dict[str, str] | None = None,
+                  workers: Workers | None = None) -> int:
     """Re-chunk `paths`, each file inside a guard (a file that fails is left out with its reason
     in `skipped`); returns the number of chunks written. Written in groups of BATCH files, each
     one streamed append per table (chunks, links, then files rows: a crash before the files rows
     re-does the group), so the cost of a write does not grow with the table. A large run parses
-    its files in worker processes (`settings.index_workers`), written in the same order."""
+    its files in worker processes (`workers`, started early, or `settings.index_workers`),
+    written in the same order."""
     skipped = {} if skipped is None else skipped
     warnings = {} if warnings is None else warnings
     written = 0
-    workers = worker_count(settings.index_workers, len(paths))
     parts = (part for group in _batches(paths, BATCH) for part in _batches(group, ROWS_BATCH))
-    parsed = ordered_map(partial(parse_part, lay, settings, pipeline), parts, workers)
-    with closing(parsed):
+    work = partial(parse_part, lay, settings, pipeline)
+    with ExitStack() as stack:
+        if workers is None and (count := worker_count(settings.index_workers, len(paths))) > 1:
+            workers = stack.enter_context(Workers(count - 1))
+        parsed = stack.enter_context(closing(workers.map(work, parts) if workers else (work(p) for p in parts)))
         for group in _batches(paths, BATCH):  # a group's parts, as `parts` cut them
             batches = ChunkBatches(islice(parsed, -(-len(group) // ROWS_BATCH)), progress, skipped, warnings)
             store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
@@ -451,32 +458,51 @@ def sync_tables(store: IndexStore, lay: Layout, settings: Settings) -> bool:
 @dataclass
 class IndexRun:
     """What an index run found before it writes: the tables' store, the pipeline version, the
-    plan, the files the scan could not read, and the writes since the last compaction."""
+    plan, the files the scan could not read, the writes since the last compaction, and the
+    file-parsing workers started for a cold run (None: none started)."""
     store: IndexStore
     pipeline: str
     plan: IndexPlan
     scan_problems: dict[str, str]
     writes: int
     started: float
+    workers: Workers | None = None
 
 
 def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
-    """Scan the workspace against the tables in `lance_dir` and plan the run (nothing written)."""
+    """Scan the workspace against the tables in `lance_dir` and plan the run (nothing written).
+    With no tables yet every file is parsed: a large workspace's parsing workers start first,
+    so that their start overlaps LanceDB's and the scan's (the caller closes them: `full_run`)."""
     started = time.perf_counter()
     lean_allocators()
-    store = open_store(lay, settings) if lance_dir == lay.index_dir / LANCE else IndexStore(lance_dir)
-    pipeline = pipeline_version(settings)
-    catalog = store.catalog()
     scan_problems: dict[str, str] = {}
-    plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes, scan_problems),
-                      catalog, pipeline)
+    stats = indexed_files(lay, settings.resource_index_max_bytes, scan_problems)
+    count = 1 if lance_dir.exists() else worker_count(settings.index_workers, len(stats))
+    workers = Workers(count - 1) if count > 1 else None
+    try:
+        store = open_store(lay, settings) if lance_dir == lay.index_dir / LANCE else IndexStore(lance_dir)
+        pipeline = pipeline_version(settings)
+        catalog = store.catalog()
+        plan = plan_index(scan(lay, catalog, pipeline, settings.resource_index_max_bytes, scan_problems, stats),
+                          catalog, pipeline)
+    except BaseException:
+        if workers is not None:
+            workers.close()
+        raise
     previous = read_json(lay.index_dir / WATERMARK, {}) or {}
     writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
-    return IndexRun(store, pipeline, plan, scan_problems, writes, started)
+    return IndexRun(store, pipeline, plan, scan_problems, writes, started, workers)
 
 
 def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
     """Carry out a planned run with full table writes and a rebuilt search snapshot."""
+    with ExitStack() as stack:
+        if run.workers is not None:
+            stack.enter_context(run.workers)
+        return _full_run(settings, lay, run, progress_factory, embed)
+
+
+def _full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
     store, plan, pipeline, writes = run.store, run.plan, run.pipeline, run.writes
     todo = plan.added + plan.modified
     checked = bool(embed and settings.embedding_model and todo) and check_dimension(settings)
@@ -485,7 +511,7 @@ def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, e
     progress = progress_factory(len(todo)) if progress_factory and todo else None
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    written, fresh = write_plan(store, lay, settings, plan, pipeline, progress, skipped, warnings)
+    written, fresh = write_plan(store, lay, settings, plan, pipeline, progress, skipped, warnings, run.workers)
     skipped, warnings = remember_problems(lay, plan, run.scan_problems, skipped, warnings)
     vectors = 0
     if embed and settings.embedding_model:
@@ -530,14 +556,14 @@ def small_change(lay: Layout, settings: Settings, lance_dir, run: IndexRun) -> b
 
 def write_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipeline: str,
                progress: Progress | None, skipped: dict[str, str],
-               warnings: dict[str, str]) -> tuple[int, bool]:
+               warnings: dict[str, str], workers: Workers | None = None) -> tuple[int, bool]:
     """Carry out a plan's table writes: re-chunk added and modified files, drop deleted ones,
     refresh touched files rows. Returns (chunks written, whether the tables started empty:
     then every write was an append)."""
     store.append_only = fresh = not plan.deleted and not plan.unchanged and store.is_empty()
     try:
         written = apply_changes(store, lay, settings, plan.added + plan.modified, pipeline,
-                                progress, skipped, warnings)
+                                progress, skipped, warnings, workers)
     finally:
         store.append_only = False
     if plan.deleted:

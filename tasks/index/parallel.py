@@ -2,11 +2,12 @@
 
 Parsing a file (frontmatter, blocks, chunks, terms, links) is pure CPU work in Python, about
 two thirds of a cold index; the LanceDB writes and the snapshot build stay in the calling
-process. A worker is a fresh interpreter that imports this module, not a fork and not
+process, which parses its own share beside the workers. A worker is a fresh interpreter that imports this module, not a fork and not
 `multiprocessing`: the caller has LanceDB's threads running (forking it could deadlock), and
 multiprocessing's spawn runs the caller's main script again in every worker (a script without
 an `if __name__ == "__main__"` guard would index inside each worker). Each worker gets its share
-of the parts in a job file, part i going to worker i mod n, and sends each result back on its
+of the parts in a job file (workers may be started before the parts are known, so that
+their start overlaps the caller's), part i going to worker i mod (n + 1) (the last share is the caller's), and sends each result back on its
 stdout as it is done; the caller reads them in order, so a worker that runs ahead waits on a
 full pipe (memory stays bounded). What a worker logged comes back with its result and is
 logged here, in order.
@@ -14,9 +15,11 @@ logged here, in order.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,52 +34,94 @@ R = TypeVar("R")
 MIN_FILES = 2000  # files to parse in one run from which workers pay for their start (~0.5 s each)
 FILES_PER_WORKER = 1000  # fewer files than this per worker: not worth a process
 Records = list[tuple[str, int, str]]
-_SERVE = f"import sys; from {__name__} import serve; serve(sys.argv[1])"
+_SERVE = f"from {__name__} import serve; serve()"
+PRELOAD = ("memflow.tasks.index.indexing",)  # what a job's work will need
 
 
 def worker_count(setting: int, files: int) -> int:
-    """Processes to parse `files` with: 1 (this process) for small runs or when `setting` is
-    1, else `setting` (0: one per core this process may use), no more than one per
-    FILES_PER_WORKER files."""
+    """Processes to parse `files` with, this one included: 1 (this process alone) for small
+    runs or when `setting` is 1, else `setting` (0: one per core this process may use), no
+    more than one per FILES_PER_WORKER files."""
     if setting == 1 or files < MIN_FILES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(setting or cores, files // FILES_PER_WORKER))
 
 
-def ordered_map(work: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
-    """`work` over `items`, results in the items' order: in this process when `workers` is 1,
-    else in that many worker processes. `work` must be a module-level function (or a partial
-    of one) and its items and results picklable. A worker that fails raises here."""
-    if workers <= 1:
+class Workers:
+    """Worker processes beside this one, started before their work is known: each imports the
+    index modules while the caller does other things (opens LanceDB, scans). `map` hands them
+    their one job; `close` ends them (those still running are killed)."""
+
+    def __init__(self, count: int):
+        self.folder = tempfile.mkdtemp(prefix="memflow-parse-")
+        self.procs: list[subprocess.Popen] = []
+        try:
+            for _ in range(count):
+                self.procs.append(subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE,
+                                                   stdout=subprocess.PIPE))
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+    def map(self, work: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """`work` over `items`, results in the items' order, this process doing its share: with
+        n workers, item i goes to worker i mod (n + 1), the last share being this process's.
+        `work` must be a module-level function (or a partial of one) and its items and results
+        picklable. A worker that fails or stops raises here."""
+        items = list(items)
+        level = logging.getLogger("memflow").getEffectiveLevel()
+        shares = len(self.procs) + 1
+        for k, proc in enumerate(self.procs):
+            job = Path(self.folder) / f"job-{k}.pickle"
+            job.write_bytes(pickle.dumps((work, level, items[k::shares]), pickle.HIGHEST_PROTOCOL))
+            try:
+                proc.stdin.write(f"{job}\n".encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                raise _stopped(proc) from None
+        for i, item in enumerate(items):
+            k = i % shares
+            yield work(item) if k == shares - 1 else _replayed(_received(self.procs[k]))
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                try:
+                    pipe.close()
+                except BrokenPipeError:  # a worker killed before it read its job
+                    pass
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def ordered_map(work: Callable[[T], R], items: Iterable[T], processes: int) -> Iterator[R]:
+    """`work` over `items`, results in the items' order, in `processes` processes: this one
+    and `processes - 1` workers (`Workers`)."""
+    if processes <= 1:
         yield from map(work, items)
         return
-    items = list(items)
-    level = logging.getLogger("memflow").getEffectiveLevel()
-    with tempfile.TemporaryDirectory(prefix="memflow-parse-") as folder:
-        procs = []
-        try:
-            for k in range(workers):
-                job = Path(folder) / f"job-{k}.pickle"
-                job.write_bytes(pickle.dumps((work, level, items[k::workers]), pickle.HIGHEST_PROTOCOL))
-                procs.append(subprocess.Popen([sys.executable, "-c", _SERVE, str(job)],
-                                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE))
-            for i in range(len(items)):
-                yield _replayed(_received(procs[i % workers]))
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-                proc.stdout.close()
+    with Workers(processes - 1) as pool:
+        yield from pool.map(work, items)
+
+
+def _stopped(proc: subprocess.Popen) -> RuntimeError:
+    return RuntimeError(f"a file-parsing worker stopped (exit code {proc.wait()}); its error is printed above")
 
 
 def _received(proc: subprocess.Popen) -> R:
     try:
         outcome = pickle.load(proc.stdout)
     except EOFError:
-        raise RuntimeError(f"a file-parsing worker stopped (exit code {proc.wait()}); "
-                           "its error is printed above") from None
+        raise _stopped(proc) from None
     if outcome[0] == "error":
         raise RuntimeError(f"a file-parsing worker failed: {outcome[1]}")
     return outcome[1:]
@@ -98,15 +143,21 @@ class _Records(logging.Handler):
         self.records.append((record.name, record.levelno, record.getMessage()))
 
 
-def serve(job: str) -> None:
-    """A worker: each item of the job's share, its result and what it logged, pickled to the
-    stdout this process started with (anything else printed goes to stderr)."""
+def serve() -> None:
+    """A worker: imports the index modules, reads its job file's path from stdin, then sends
+    each item's result and what it logged, pickled, to the stdout this process started with
+    (anything else printed goes to stderr)."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's: it stops the workers
     from memflow.tasks.ground.memory import lean_allocators
 
     lean_allocators()
+    for name in PRELOAD:
+        importlib.import_module(name)
+    job = sys.stdin.readline().strip()
+    if not job:  # closed without work
+        return
     work, level, items = pickle.loads(Path(job).read_bytes())
     logger = logging.getLogger("memflow")
     handler = _Records()
