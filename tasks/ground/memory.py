@@ -4,7 +4,11 @@ An index run streams rows through Arrow (Python side) and LanceDB (Rust threads)
 default mimalloc pool keeps freed buffers for reuse, and glibc gives every thread that allocates
 its own arena (up to 8 per core), so memory freed by one phase is not the memory the next phase
 gets, and the peak is paid twice. Measured on a 4,800-note cold index: 356 -> 295 MiB peak RSS,
-same time (benchmarks/scale.py).
+same time (benchmarks/scale.py). And glibc raises its mmap threshold each time a mapped block is
+freed (up to 32 MiB), after which large blocks come from the heap and stay with the process
+when freed: a fixed threshold of 1 MiB keeps big Arrow and NumPy buffers mapped, so each phase's
+are given back before the next (24,000 notes, one process: 562 -> 418 MiB peak with the
+snapshot build's changes, same time).
 """
 
 from __future__ import annotations
@@ -13,13 +17,15 @@ import ctypes
 import ctypes.util
 import sys
 
-_M_ARENA_MAX = -8  # glibc mallopt parameter
+_M_ARENA_MAX = -8  # glibc mallopt parameters
+_M_MMAP_THRESHOLD = -3
+_MMAP_FROM = 1 << 20  # blocks this large are mapped, so freeing one gives it back at once
 _DONE = False
 
 
 def lean_allocators() -> None:
-    """Arrow on the system allocator and at most two glibc arenas, once per process (before
-    LanceDB starts its threads). A no-op where the allocator is not glibc's."""
+    """Arrow on the system allocator, at most two glibc arenas and a fixed mmap threshold, once
+    per process (before LanceDB starts its threads). A no-op where the allocator is not glibc's."""
     global _DONE
     if _DONE:
         return
@@ -32,3 +38,4 @@ def lean_allocators() -> None:
         libc = ctypes.CDLL(name) if name else None
         if libc is not None and hasattr(libc, "mallopt"):
             libc.mallopt(_M_ARENA_MAX, 2)
+            libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_FROM)

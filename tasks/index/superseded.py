@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import date
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memflow.tasks.ground.markdown import line_date, parse_anchor
 
@@ -35,30 +36,42 @@ def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
 
 def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str,
               session: str) -> dict[str, dict[int, date]]:
-    """path -> line -> the earliest day a fact on it was replaced."""
+    """path -> line -> the earliest day a fact on it was replaced. Only the links and digest
+    chunks that can say so are read into Python (the snapshot build's peak memory)."""
     replaced: dict[str, dict[int, date]] = {}
-    graph = list(zip(*(links.column(c).to_pylist() for c in ("source", "line", "target", "anchor", "kind"))))
-    lines_of = _digest_lines(docs, digest)
-    for source, line, target, anchor, kind in graph:
-        if kind == "superseded" and source.startswith(f"{digest}/") and target.startswith(f"{daily}/"):
-            day = line_date(lines_of.get((source, line), "")) or date.min
-            held = replaced.setdefault(target, {})
+    source, target = links.column("source"), links.column("target")
+    history = links.filter(pc.and_(pc.equal(links.column("kind"), "superseded"),
+                                   pc.and_(pc.starts_with(source, f"{digest}/"),
+                                           pc.starts_with(target, f"{daily}/"))))
+    if not history.num_rows:
+        return replaced
+    cited = docs.filter(pc.is_in(docs.column("path"), value_set=pc.unique(history.column("source"))))
+    lines_of = _digest_lines(cited, digest)
+    for source_path, line, target_path, anchor in _rows(history, ("source", "line", "target", "anchor")):
+        day = line_date(lines_of.get((source_path, line), "")) or date.min
+        held = replaced.setdefault(target_path, {})
+        for first, last in parse_anchor(anchor or ""):
+            for n in range(first, last + 1):
+                held[n] = min(day, held.get(n, day))
+    turns_of = links.filter(pc.and_(pc.starts_with(target, f"{session}/"),
+                                    pc.is_in(source, value_set=pa.array(list(replaced), pa.string()))))
+    for source_path, line, target_path, anchor in _rows(turns_of, ("source", "line", "target", "anchor")):
+        if line in replaced[source_path]:  # the turns a replaced daily line cites
+            turns = replaced.setdefault(target_path, {})
             for first, last in parse_anchor(anchor or ""):
                 for n in range(first, last + 1):
-                    held[n] = min(day, held.get(n, day))
-    for source, line, target, anchor, _kind in graph:  # the turns a replaced daily line cites
-        if line in replaced.get(source, {}) and target.startswith(f"{session}/"):
-            turns = replaced.setdefault(target, {})
-            for first, last in parse_anchor(anchor or ""):
-                for n in range(first, last + 1):
-                    turns[n] = min(replaced[source][line], turns.get(n, date.max))
+                    turns[n] = min(replaced[source_path][line], turns.get(n, date.max))
     return replaced
+
+
+def _rows(table: pa.Table, columns: tuple[str, ...]) -> list[tuple]:
+    return list(zip(*(table.column(c).to_pylist() for c in columns)))
 
 
 def _digest_lines(docs: pa.Table, digest: str) -> dict[tuple[str, int], str]:
     """(path, line) -> text of every digest chunk line (a chunk's text ends with its lines)."""
     out = {}
-    for path, end, text in zip(*(docs.column(c).to_pylist() for c in ("path", "end_line", "text"))):
+    for path, end, text in _rows(docs, ("path", "end_line", "text")):
         if path.startswith(f"{digest}/"):
             lines = text.split("\n")
             out.update({(path, end - (len(lines) - 1 - i)): line for i, line in enumerate(lines)})

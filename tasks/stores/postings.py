@@ -31,20 +31,28 @@ def bm25_parts(terms: pa.Array | pa.ChunkedArray, counted: np.ndarray | None = N
     when None or none); every document is scored with them. Vectorised
     with Arrow and NumPy: bm25s's own `index()` loops in Python per document: ~8x slower at 10k
     notes (benchmarks/bm25_build.py)."""
-    if isinstance(terms, pa.ChunkedArray):  # (combine_chunks copies even a single chunk)
-        terms = (terms.chunk(0) if terms.num_chunks == 1 else terms.combine_chunks() if terms.num_chunks
-                 else pa.array([], pa.list_(pa.string())))
-    lengths = pc.fill_null(pc.list_value_length(terms), 0).to_numpy(zero_copy_only=False)
-    flat = pc.list_flatten(terms)
+    chunks = terms.chunks if isinstance(terms, pa.ChunkedArray) else [terms]  # never combined: a copy
+    lengths = np.concatenate([np.zeros(0, np.int64)] + [
+        pc.fill_null(pc.list_value_length(c), 0).to_numpy(zero_copy_only=False) for c in chunks])
+    flat = pa.chunked_array([pc.list_flatten(c) for c in chunks], pa.string())
     if len(flat) == 0:
         return None
-    encoded = pc.dictionary_encode(flat)
-    vocab = encoded.dictionary.to_pylist()
+    encoded = pc.dictionary_encode(flat)  # one dictionary, the same for every chunk
+    del flat
+    vocab = encoded.chunk(0).dictionary.to_pylist()
     n_docs, n_vocab = len(lengths), len(vocab)
     key = np.int32 if n_vocab * n_docs < 2**31 else np.int64  # halves the temporaries' peak
-    term = encoded.indices.to_numpy(zero_copy_only=False).astype(key)
-    doc = np.repeat(np.arange(n_docs, dtype=key), lengths)
-    pairs, tf = np.unique(term * key(n_docs) + doc, return_counts=True)  # by term, then doc
+    # (term, doc) as one sortable key, made and sorted in place: no temporary copy of the
+    # postings is held beside them (the peak of a snapshot build)
+    pairs = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in encoded.chunks]).astype(key, copy=False)
+    del encoded
+    pairs *= key(n_docs)
+    pairs += np.repeat(np.arange(n_docs, dtype=key), lengths)
+    pairs.sort()
+    bounds = np.concatenate([[0], np.flatnonzero(pairs[1:] != pairs[:-1]) + 1, [len(pairs)]])
+    tf = np.diff(bounds)
+    pairs = pairs[bounds[:-1]]  # by term, then doc
+    del bounds
     term, doc = pairs // n_docs, pairs % n_docs
     stat = statistics_rows(counted, n_docs)
     df = np.bincount(term[stat[doc]], minlength=n_vocab)
