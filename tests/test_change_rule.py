@@ -246,6 +246,21 @@ def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):
         kept = split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4],
                                    text=f"{who}: The {noun} {v1}s in {adj} {obj}s, {place}."), people)
         assert len(kept) == 1, kept
+        # a participant called by name, first, after an opening word or between commas, in full
+        # or by the start of the name: said to them; with the speaker named too it is kept
+        opener = pick(rng, v, "verb").capitalize()
+        short = other[:max(3, len(other) - 2)]
+        stranger = next(n for n in (x.capitalize() for x in pick(rng, v, "name", 4))
+                        if not any(p.startswith(n[:3]) or n.startswith(p[:3]) for p in people))
+        called = [f"{opener} {other}, the {noun} {v2}s so {adj}!", f"{opener}, {short}, that {noun} is {adj}!",
+                  f"{other}, {adj} {noun}s in the {obj}!", f"{opener} {other} - {adj} {noun}s in the {obj}!"]
+        for text in called:
+            evidence = Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{who}: {text}")
+            assert split_fact(evidence, people) == [], text
+            assert [e.text for e in split_fact(evidence)] == [f"{who}: {text}"], text
+        for text in (f"{opener} {other}, I {v1} the {adj} {noun}.", f"{opener} {stranger}, the {noun} {v1}s {adj}!"):
+            evidence = Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{who}: {text}")
+            assert [e.text for e in split_fact(evidence, people)] == [f"{who}: {text}"], text
         for title, between in ((f"Said by {other}", {who, other}), ("Said by the assistant", set()),
                                (f"Said by the assistant and {other}", {who, other}), ("Facts", set())):
             body = f"# Day\n\n## Facts\n\n- {who}: x y\n\n## {title}\n\n- x\n"

@@ -131,23 +131,34 @@ def sentences_of(said: str) -> str:
 # persons of a statement, closed classes of pronouns (English, Chinese), not a list of topics
 _YOU_RE = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b|[你您]", re.IGNORECASE)
 _ME_RE = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b|[我咱]", re.IGNORECASE)
-# a name the statement ends on, after a comma: the one it is said to ("Glad to help, Nate.")
-_CALLED_RE = re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$")
+# a name set off as the one spoken to: ending the statement after a comma ("Glad to help,
+# Nate."), first or after one opening word before a comma, "!" or a dash ("Hey Caroline,",
+# "Wow Mel, ...", "Thanks Melanie - ..."), or between commas ("Wow, Caroline, that's gorgeous!")
+_CALLED_RES = (re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$"),
+               re.compile(r"^(?:[A-Za-z']+[\s,]+)?([A-Z][a-z]+)(?:\s*[,，!！]|\s+[-–—]\s)"),
+               re.compile(r"[,，]\s*([A-Z][a-z]+)\s*[,，!！]"))
 _ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
 
 
 def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
     """A statement about the one spoken to and not about the speaker: it names the listener
-    (you, your; 你, 您; or ends on the name of one of the `people` talking: "Way to go, Nate!")
-    and never the speaker (I, my, we; 我). Between people, "You did an amazing job", "Your store
+    (you, your; 你, 您; or calls one of the `people` talking by name: "Way to go, Nate!", "Wow
+    Mel, that painting's amazing!", `called`) and never the speaker (I, my, we; 我). Between people, "You did an amazing job", "Your store
     looks great", "Thanks for the recommendation, Nate." are the listener's praise or news as
     the speaker put it, not facts about the speaker, whose node they would join (they stay in
     the daily note and the log, found by search). Said to an assistant, the same form is an
     instruction about the user ("You should always answer in French"): kept (no `people`)."""
     if _ME_RE.search(statement):
         return False
-    called = _CALLED_RE.search(statement)
-    return bool(_YOU_RE.search(statement)) or bool(called and called.group(1) in people)
+    return bool(_YOU_RE.search(statement)) or called(statement, people)
+
+
+def called(statement: str, people: frozenset[str]) -> bool:
+    """Does the statement call one of the `people` by name (`_CALLED_RES`), in full or by the
+    start of it ("Mel" for Melanie, three letters or more)?"""
+    names = {m.group(1) for pattern in _CALLED_RES for m in pattern.finditer(statement)}
+    return any(name in people or (len(name) >= 3 and any(p.startswith(name) for p in people))
+               for name in names)
 
 
 def people_in(note: Note) -> frozenset[str]:
