@@ -119,3 +119,14 @@ def test_a_fleet_parses_each_workspace_in_one_process_unless_the_workspace_says(
     monkeypatch.setenv("MEMFLOW_INDEX_WORKERS", "2")
     assert jobs.run_workspace("index", str(settings.workspace), unlocked).status == "ok"
     assert seen == [1, 2]
+
+
+def test_workers_that_cannot_start_leave_the_run_to_this_process(settings, lay, monkeypatch, caplog):
+    names = workspace(lay, random.Random(5))
+    monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "FILES_PER_WORKER", 1)
+    monkeypatch.setattr(parallel.sys, "executable", str(lay.root / "no-such-python"))
+    with caplog.at_level(logging.WARNING, logger="memflow"):
+        summary = run_index(settings.model_copy(update={"index_workers": 2}))
+    assert summary.added == len(names) + 3
+    assert any("could not start" in r.getMessage() for r in caplog.records)

@@ -42,7 +42,7 @@ from memflow.tasks.ground.workspace import (
 )
 from memflow.tasks.index import chunking
 from memflow.tasks.index.bounds import bound_rows, cut_warning
-from memflow.tasks.index.parallel import Workers, worker_count
+from memflow.tasks.index.parallel import Workers, start_workers, worker_count
 from memflow.tasks.index.planning import DiskFile, IndexPlan, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.statistics import counted_rows
@@ -343,8 +343,8 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
     parts = (part for group in _batches(paths, BATCH) for part in _batches(group, ROWS_BATCH))
     work = partial(parse_part, lay, settings, pipeline)
     with ExitStack() as stack:
-        if workers is None and (count := worker_count(settings.index_workers, len(paths))) > 1:
-            workers = stack.enter_context(Workers(count - 1))
+        if workers is None and (workers := start_workers(worker_count(settings.index_workers, len(paths)) - 1)):
+            stack.enter_context(workers)
         parsed = stack.enter_context(closing(workers.map(work, parts) if workers else (work(p) for p in parts)))
         for group in _batches(paths, BATCH):  # a group's parts, as `parts` cut them
             batches = ChunkBatches(islice(parsed, -(-len(group) // ROWS_BATCH)), progress, skipped, warnings)
@@ -478,7 +478,7 @@ def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
     scan_problems: dict[str, str] = {}
     stats = indexed_files(lay, settings.resource_index_max_bytes, scan_problems)
     count = 1 if lance_dir.exists() else worker_count(settings.index_workers, len(stats))
-    workers = Workers(count - 1) if count > 1 else None
+    workers = start_workers(count - 1)
     try:
         store = open_store(lay, settings) if lance_dir == lay.index_dir / LANCE else IndexStore(lance_dir)
         pipeline = pipeline_version(settings)

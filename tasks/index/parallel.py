@@ -103,6 +103,19 @@ class Workers:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def start_workers(count: int) -> Workers | None:
+    """`Workers(count)`, or None (this process parses alone, with a warning) when no worker
+    can be started: a missing interpreter, a process limit."""
+    if count < 1:
+        return None
+    try:
+        return Workers(count)
+    except OSError as exc:
+        logging.getLogger("memflow.index").warning(
+            "file-parsing workers could not start (%s): parsing in this process", exc)
+        return None
+
+
 def ordered_map(work: Callable[[T], R], items: Iterable[T], processes: int) -> Iterator[R]:
     """`work` over `items`, results in the items' order, in `processes` processes: this one
     and `processes - 1` workers (`Workers`)."""
