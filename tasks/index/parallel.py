@@ -54,12 +54,14 @@ class Workers:
     their one job; `close` ends them (those still running are killed)."""
 
     def __init__(self, count: int):
-        self.folder = tempfile.mkdtemp(prefix="memflow-parse-")
+        self.folder = tempfile.mkdtemp(prefix="memflow-parse-")  # 0700: the job holds the settings
         self.procs: list[subprocess.Popen] = []
+        # the modules this process imports (a notebook may have added to sys.path)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             for _ in range(count):
                 self.procs.append(subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE,
-                                                   stdout=subprocess.PIPE))
+                                                   stdout=subprocess.PIPE, env=env))
         except BaseException:
             self.close()
             raise
