@@ -55,7 +55,8 @@ class Settings(BaseSettings):
     piece_bytes: int = Field(default=600, ge=160, le=4000)
     keyword_tokenizer: Literal["jieba", "bigram"] = "bigram"
     # Processes that parse files in an index run of 2,000 files or more (a cold index, a
-    # reindex): 0 is one per core, 1 parses in the calling process (a fleet's workspaces).
+    # reindex): 0 is one per core (at most 4, within a container's CPU quota), 1 parses in the
+    # calling process (a fleet's workspaces).
     index_workers: int = Field(default=0, ge=0, le=64)
     # A note's frontmatter name, description and tags count this many times in its first chunk's
     # BM25 terms, so a word there outranks the same word in a body (README, "Tags and fields").

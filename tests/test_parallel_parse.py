@@ -94,6 +94,8 @@ def test_workers_only_for_large_runs_and_never_when_set_to_one():
     assert parallel.worker_count(1, 10 * parallel.MIN_FILES) == 1
     assert parallel.worker_count(3, 100 * parallel.FILES_PER_WORKER) == 3
     assert parallel.worker_count(64, parallel.MIN_FILES) == parallel.MIN_FILES // parallel.FILES_PER_WORKER
+    # one per core by default, never more than AUTO_MAX (a large host or a container's quota)
+    assert 1 <= parallel.worker_count(0, 10**7) == min(parallel.usable_cores(), parallel.AUTO_MAX)
 
 
 def test_a_script_without_a_main_guard_indexes_with_workers(settings, lay):

@@ -38,14 +38,29 @@ _SERVE = f"from {__name__} import serve; serve()"
 PRELOAD = ("memflow.tasks.index.indexing",)  # what a job's work will need
 
 
+AUTO_MAX = 4  # processes `index_workers = 0` starts at most (each worker holds ~90 MiB)
+
+
 def worker_count(setting: int, files: int) -> int:
     """Processes to parse `files` with, this one included: 1 (this process alone) for small
-    runs or when `setting` is 1, else `setting` (0: one per core this process may use), no
-    more than one per FILES_PER_WORKER files."""
+    runs or when `setting` is 1, else `setting` (0: one per core this process may use, at most
+    AUTO_MAX), no more than one per FILES_PER_WORKER files."""
     if setting == 1 or files < MIN_FILES:
         return 1
+    return max(1, min(setting or min(usable_cores(), AUTO_MAX), files // FILES_PER_WORKER))
+
+
+def usable_cores() -> int:
+    """Cores this process may run on: its CPU affinity, within a cgroup v2 CPU quota when one
+    is set (a container limited to 2 CPUs of a 64-core host gets 2)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(setting or cores, files // FILES_PER_WORKER))
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return cores
 
 
 class Workers:
