@@ -6,11 +6,10 @@ yardstick, each a whole process on the same generated workspace, in the same run
 
 The yardstick is one Python process that reads every file, hashes it, tokenizes it with the
 project's tokenizer, builds a bm25s index and saves it: what any keyword index of these files
-must do. Prints a Markdown table: seconds, peak RSS (the larger of the child's own, from wait4,
-and the sum over it and its workers, sampled), time per file,
-and the cold index's ratios to the yardstick; the cold index runs twice, with its file-parsing
-workers (the default) and in one process (MEMFLOW_INDEX_WORKERS=1), with CPU seconds and the
-peak RSS summed over the workers.
+must do. Prints Markdown tables: seconds, peak RSS (the larger of the child's own, from wait4,
+and the sum over it and its workers, sampled), time per file and the cold index's ratios to the
+yardstick; the cold index runs twice, with its file-parsing workers (the default) and in one
+process (MEMFLOW_INDEX_WORKERS=1), each with its CPU seconds.
 """
 
 from __future__ import annotations

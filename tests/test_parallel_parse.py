@@ -82,11 +82,12 @@ def test_an_index_parsed_in_workers_equals_one_parsed_in_this_process(settings, 
 
 
 def test_results_come_in_order_and_a_failing_worker_is_an_error():
-    assert list(parallel.ordered_map(partial(operator.mul, 3), range(40), 3)) == [3 * i for i in range(40)]
-    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-        list(parallel.ordered_map(partial(operator.truediv, 1.0), [1, 2, 0, 4], 2))
-    with pytest.raises(RuntimeError, match="exit code 3"):
-        list(parallel.ordered_map(os._exit, [3, 3], 2))
+    with parallel.Workers(2) as pool:  # this process and two workers
+        assert list(pool.map(partial(operator.mul, 3), range(40))) == [3 * i for i in range(40)]
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"), parallel.Workers(1) as pool:
+        list(pool.map(partial(operator.truediv, 1.0), [1, 2, 0, 4]))
+    with pytest.raises(RuntimeError, match="exit code 3"), parallel.Workers(1) as pool:
+        list(pool.map(os._exit, [3, 3]))
 
 
 def test_workers_only_for_large_runs_and_never_when_set_to_one():

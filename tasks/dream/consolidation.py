@@ -143,9 +143,9 @@ _ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
 def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
     """A statement about the one spoken to and not about the speaker: it names the listener
     (you, your; 你, 您; or calls one of the `people` talking by name: "Way to go, Nate!", "Wow
-    Mel, that painting's amazing!", `called`) and never the speaker (I, my, we; 我). Between people, "You did an amazing job", "Your store
-    looks great", "Thanks for the recommendation, Nate." are the listener's praise or news as
-    the speaker put it, not facts about the speaker, whose node they would join (they stay in
+    Mel, that painting's amazing!", `called`) and never the speaker (I, my, we; 我). Between
+    people, "You did an amazing job", "Your store looks great", "Thanks for the recommendation,
+    Nate." are the listener's praise or news as the speaker put it, not facts about the speaker, whose node they would join (they stay in
     the daily note and the log, found by search). Said to an assistant, the same form is an
     instruction about the user ("You should always answer in French"): kept (no `people`)."""
     if _ME_RE.search(statement):

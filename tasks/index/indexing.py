@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack, closing
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -288,7 +288,7 @@ class ParsedPart:
 
 def parse_part(lay: Layout, settings: Settings, pipeline: str, part: list[str]) -> ParsedPart:
     """The rows of `part`'s files, each inside a guard (`file_rows_of`); runs in this process
-    or in a worker (`parallel.ordered_map`)."""
+    or in a worker (`parallel.Workers.map`)."""
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
     files, chunk_rows, links = [], [], []
@@ -342,10 +342,10 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
     written = 0
     parts = (part for group in _batches(paths, BATCH) for part in _batches(group, ROWS_BATCH))
     work = partial(parse_part, lay, settings, pipeline)
-    with ExitStack() as stack:
-        if workers is None and (workers := start_workers(worker_count(settings.index_workers, len(paths)) - 1)):
-            stack.enter_context(workers)
-        parsed = stack.enter_context(closing(workers.map(work, parts) if workers else (work(p) for p in parts)))
+    own = None if workers else start_workers(worker_count(settings.index_workers, len(paths)) - 1)
+    with own or nullcontext():
+        pool = workers or own
+        parsed = pool.map(work, parts) if pool else map(work, parts)
         for group in _batches(paths, BATCH):  # a group's parts, as `parts` cut them
             batches = ChunkBatches(islice(parsed, -(-len(group) // ROWS_BATCH)), progress, skipped, warnings)
             store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
@@ -495,10 +495,9 @@ def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
 
 
 def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
-    """Carry out a planned run with full table writes and a rebuilt search snapshot."""
-    with ExitStack() as stack:
-        if run.workers is not None:
-            stack.enter_context(run.workers)
+    """Carry out a planned run with full table writes and a rebuilt search snapshot (the run's
+    parsing workers, if any, are closed at the end)."""
+    with run.workers or nullcontext():
         return _full_run(settings, lay, run, progress_factory, embed)
 
 

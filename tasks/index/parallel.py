@@ -2,15 +2,15 @@
 
 Parsing a file (frontmatter, blocks, chunks, terms, links) is pure CPU work in Python, about
 two thirds of a cold index; the LanceDB writes and the snapshot build stay in the calling
-process, which parses its own share beside the workers. A worker is a fresh interpreter that imports this module, not a fork and not
-`multiprocessing`: the caller has LanceDB's threads running (forking it could deadlock), and
-multiprocessing's spawn runs the caller's main script again in every worker (a script without
-an `if __name__ == "__main__"` guard would index inside each worker). Each worker gets its share
-of the parts in a job file (workers may be started before the parts are known, so that
-their start overlaps the caller's), part i going to worker i mod (n + 1) (the last share is the caller's), and sends each result back on its
-stdout as it is done; the caller reads them in order, so a worker that runs ahead waits on a
-full pipe (memory stays bounded). What a worker logged comes back with its result and is
-logged here, in order.
+process, which parses its own share beside the workers. A worker is a fresh interpreter that
+imports this module, not a fork and not `multiprocessing`: the caller has LanceDB's threads
+running (forking it could deadlock), and multiprocessing's spawn runs the caller's main script
+again in every worker (a script without an `if __name__ == "__main__"` guard would index inside
+each worker). Workers may start before their parts are known, so that their start overlaps the
+caller's. Each gets its share of the parts in a job file, part i going to worker i mod (n + 1)
+(the last share is the caller's), and sends each result back on its stdout as it is done; the
+caller reads them in order, so a worker that runs ahead waits on a full pipe (memory stays
+bounded). What a worker logged comes back with its result and is logged here, in order.
 """
 
 from __future__ import annotations
@@ -36,8 +36,6 @@ FILES_PER_WORKER = 1000  # fewer files than this per worker: not worth a process
 Records = list[tuple[str, int, str]]
 _SERVE = f"from {__name__} import serve; serve()"
 PRELOAD = ("memflow.tasks.index.indexing",)  # what a job's work will need
-
-
 AUTO_MAX = 4  # processes `index_workers = 0` starts at most (each worker holds ~90 MiB)
 
 
@@ -133,21 +131,11 @@ def start_workers(count: int) -> Workers | None:
         return None
 
 
-def ordered_map(work: Callable[[T], R], items: Iterable[T], processes: int) -> Iterator[R]:
-    """`work` over `items`, results in the items' order, in `processes` processes: this one
-    and `processes - 1` workers (`Workers`)."""
-    if processes <= 1:
-        yield from map(work, items)
-        return
-    with Workers(processes - 1) as pool:
-        yield from pool.map(work, items)
-
-
 def _stopped(proc: subprocess.Popen) -> RuntimeError:
     return RuntimeError(f"a file-parsing worker stopped (exit code {proc.wait()}); its error is printed above")
 
 
-def _received(proc: subprocess.Popen) -> R:
+def _received(proc: subprocess.Popen) -> tuple:
     try:
         outcome = pickle.load(proc.stdout)
     except EOFError:
