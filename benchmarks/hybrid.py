@@ -29,7 +29,8 @@ MODEL = "local/all-MiniLM-L6-v2"
 def build(settings, count: int) -> None:
     from memflow.tasks.ground.tokenize import tokenize
     from memflow.tasks.ground.workspace import layout
-    from memflow.tasks.index.indexing import chunk_id, rebuild_keyword
+    from memflow.tasks.index.indexing import rebuild_keyword
+    from memflow.tasks.index.rows import chunk_id
     from memflow.tasks.stores.lance import IndexStore
 
     lay = layout(settings)

@@ -90,6 +90,31 @@ def test_results_come_in_order_and_a_failing_worker_is_an_error():
         list(pool.map(os._exit, [3, 3]))
 
 
+PROBE = """
+import sys
+from memflow.tasks.index.rows import parse_part
+
+def parse_and_report(job):
+    parsed = parse_part(*job)
+    return len(parsed.chunks), sorted(m for m in ("numpy", "pyarrow", "lancedb", "polars") if m in sys.modules)
+"""
+
+
+def test_a_worker_parses_without_numpy_arrow_or_lancedb(settings, lay, tmp_path, monkeypatch):
+    """A worker loads only what a file's rows are made with (about half the memory of one
+    that loaded the writers' modules); the caller makes the Arrow batches."""
+    names = workspace(lay, random.Random(SEEDS[0]))
+    (tmp_path / "probe_rows.py").write_text(PROBE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import probe_rows
+
+    job = (lay, settings, indexing.pipeline_version(settings), names)
+    with parallel.Workers(1) as pool:  # item 0 goes to the worker, item 1 to this process
+        (chunks, loaded), (same, _) = pool.map(probe_rows.parse_and_report, [job, job])
+    assert chunks == same > len(names)
+    assert loaded == []
+
+
 def test_workers_only_for_large_runs_and_never_when_set_to_one():
     assert parallel.worker_count(0, parallel.MIN_FILES - 1) == 1
     assert parallel.worker_count(1, 10 * parallel.MIN_FILES) == 1

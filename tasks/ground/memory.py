@@ -23,16 +23,18 @@ _MMAP_FROM = 1 << 20  # blocks this large are mapped, so freeing one gives it ba
 _DONE = False
 
 
-def lean_allocators() -> None:
-    """Arrow on the system allocator, at most two glibc arenas and a fixed mmap threshold, once
-    per process (before LanceDB starts its threads). A no-op where the allocator is not glibc's."""
+def lean_allocators(arrow: bool = True) -> None:
+    """Arrow on the system allocator (unless not `arrow`: a process that never loads Arrow),
+    at most two glibc arenas and a fixed mmap threshold, once per process (before LanceDB starts
+    its threads). A no-op where the allocator is not glibc's."""
     global _DONE
     if _DONE:
         return
     _DONE = True
-    import pyarrow as pa
+    if arrow:
+        import pyarrow as pa
 
-    pa.set_memory_pool(pa.system_memory_pool())
+        pa.set_memory_pool(pa.system_memory_pool())
     if sys.platform.startswith("linux"):
         name = ctypes.util.find_library("c")
         libc = ctypes.CDLL(name) if name else None

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memflow.tasks.ground.markdown import searchable_text
 from memflow.tasks.ground.tokenize import tokenize, tokenize_lines
 from memflow.tasks.ground.transcript import unmarked
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MARK = "said:"  # ':' ends every word of the tokenizer: no content word carries it
 OTHERS_TITLE = "Said by"  # + who: a daily note's section of another speaker's words
@@ -102,6 +104,8 @@ def named_speakers(tokens: list[str], vocabulary: Container[str]) -> list[str]:
 def rows_with(postings, size: int, tokens: list[str], every: bool = False) -> np.ndarray:
     """Rows (of `size`) holding any (`every`: each) of `tokens`, over a BM25 index's postings
     (`vocab_dict`, `get_scores`)."""
+    import numpy as np  # search-time only: the index's parsing workers never load it
+
     if not every:
         known = [t for t in dict.fromkeys(tokens) if postings is not None and t in postings.vocab_dict]
         return (np.asarray(postings.get_scores(known))[:size] > 0) if known else np.zeros(size, dtype=bool)

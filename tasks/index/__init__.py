@@ -12,33 +12,30 @@ model cannot be used). For imports: `chunk_embedding_keys` (each chunk's lines a
 the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, by hash) and `link_kinds` (links per kind).
 """
 
-from memflow.tasks.index.incremental import index_paths, run_index, warm_snapshot
-from memflow.tasks.index.indexing import (
-    chunk_embedding_keys,
-    drop_old_snapshots,
-    index_problems,
-    keyword_dir,
-    link_kinds,
-    open_store,
-    reindex_pending,
-    run_reindex,
-    watermark,
-)
-from memflow.tasks.index.vectors import (
-    EmbeddingHealthError,
-    embed_queries,
-    embedding_cache_dir,
-    seed_embedding_cache,
-)
+from importlib import import_module
 
-__all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
-           "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
-           "drop_old_snapshots", "index_paths", "warm_snapshot", "open_store", "Watcher", "EmbeddingHealthError"]
+# Where each name lives; imported on first use, so a file-parsing worker that imports
+# `memflow.tasks.index.rows` does not load the writers' numpy, Arrow and LanceDB modules.
+_HOME = {
+    "index_paths": "incremental", "run_index": "incremental", "warm_snapshot": "incremental",
+    "chunk_embedding_keys": "indexing", "drop_old_snapshots": "indexing",
+    "index_problems": "indexing", "keyword_dir": "indexing", "link_kinds": "indexing",
+    "open_store": "indexing", "reindex_pending": "indexing", "run_reindex": "indexing",
+    "watermark": "indexing",
+    "EmbeddingHealthError": "vectors", "embed_queries": "vectors", "embedding_cache_dir": "vectors",
+    "seed_embedding_cache": "vectors",
+    "Watcher": "watching",  # imports watchfiles: only a resident process needs it
+}
+__all__ = list(_HOME)
 
 
 def __getattr__(name: str):
-    if name == "Watcher":  # imports watchfiles: only a resident process needs it
-        from memflow.tasks.index.watching import Watcher
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
 
-        return Watcher
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))

@@ -3,7 +3,8 @@
 Parsing a file (frontmatter, blocks, chunks, terms, links) is pure CPU work in Python, about
 two thirds of a cold index; the LanceDB writes and the snapshot build stay in the calling
 process, which parses its own share beside the workers. A worker is a fresh interpreter that
-imports this module, not a fork and not `multiprocessing`: the caller has LanceDB's threads
+imports this module and what a file's rows are made with (`PRELOAD`: no numpy, Arrow or
+LanceDB, ~50 MiB a worker; the caller makes the Arrow batches), not a fork and not `multiprocessing`: the caller has LanceDB's threads
 running (forking it could deadlock), and multiprocessing's spawn runs the caller's main script
 again in every worker (a script without an `if __name__ == "__main__"` guard would index inside
 each worker). Workers may start before their parts are known, so that their start overlaps the
@@ -35,8 +36,8 @@ MIN_FILES = 2000  # files to parse in one run from which workers pay for their s
 FILES_PER_WORKER = 1000  # fewer files than this per worker: not worth a process
 Records = list[tuple[str, int, str]]
 _SERVE = f"from {__name__} import serve; serve()"
-PRELOAD = ("memflow.tasks.index.indexing",)  # what a job's work will need
-AUTO_MAX = 4  # processes `index_workers = 0` starts at most (each worker holds ~90 MiB)
+PRELOAD = ("memflow.tasks.index.rows",)  # what a job's work will need (no numpy, Arrow, LanceDB)
+AUTO_MAX = 4  # processes `index_workers = 0` starts at most (each worker holds ~50 MiB)
 
 
 def worker_count(setting: int, files: int) -> int:
@@ -170,7 +171,7 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's: it stops the workers
     from memflow.tasks.ground.memory import lean_allocators
 
-    lean_allocators()
+    lean_allocators(arrow=False)
     for name in PRELOAD:
         importlib.import_module(name)
     job = sys.stdin.readline().strip()
