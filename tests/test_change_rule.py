@@ -159,6 +159,31 @@ def test_a_line_with_several_statements_is_split(vocab):
         assert len(clauses(f"I {v1} {a} and {b}.")) == 1   # one statement about two names
 
 
+def test_no_statement_is_cut_inside_an_attachment_or_an_aside(vocab):
+    """What a chat sent with a message ("[image: a photo of a table with snacks and a cell
+    phone]") and an aside in parentheses hold "and", commas and full stops of their own: a line
+    is split into statements only outside them, so no fact ends or starts inside a bracket."""
+    from memflow.schemas.dream import Evidence
+    from memflow.tasks.dream.consolidation import split_fact
+
+    rng, v = vocab
+    for _ in range(100):
+        v1, v2 = pick(rng, v, "verb", 2)
+        noun, obj, adj = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "adj")
+        a, b, c = pick(rng, v, "object", 3)
+        name = pick(rng, v, "name")
+        inside = rng.choice([f"a {noun} with {a}, {b} and {c}", f"{a} and {b}. {name.upper()} {c}",
+                             f"{a}; {b}, but {c}"])
+        kind = rng.choice(["[image: a photo of {}]", "[attachment: {}]", "({})"])
+        first, second = f"I {v1} the {adj} {noun} in {name}.", f"My {obj} {v2}s every day."
+        line = f"{first} {second} {kind.format(inside)}"
+        said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=line))]
+        assert said[0] == first, said
+        assert said[-1].endswith(kind.format(inside)), said  # whole, with the statement it was sent with
+        for text in said:
+            assert text.count("[") == text.count("]") and text.count("(") == text.count(")"), said
+
+
 def test_a_part_after_and_keeps_the_head_it_continues(vocab):
     """A subjectless part after "and" gets the first part's pronoun only when that pronoun alone
     is what it continues; after an infinitive, an auxiliary or a second clause, or with no
@@ -207,6 +232,41 @@ def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
         a, b, c = pick(rng, v, "han", 3)
         zh = f"我在{a}{b}。这{c}很{pick(rng, v, 'han')}。"
         assert [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=zh))] == [zh]
+
+
+def test_between_people_a_reaction_to_what_the_other_sent_is_no_fact_of_the_speaker(vocab):
+    """A statement opening on a pronoun that points back (it, this, that, these, those; 这, 那,
+    它) with nothing of the speaker's before it: between people it reacts to what the other one
+    said or sent, and is no fact of the speaker; with the speaker in it ("It was my X") it is
+    kept, as is a statement of the speaker's own after which it comes (joined to it). Said to
+    the assistant, kept as said."""
+    from memflow.schemas.dream import Evidence
+    from memflow.tasks.dream.consolidation import split_fact
+
+    rng, v = vocab
+    for _ in range(100):
+        v1, v2 = pick(rng, v, "verb", 2)
+        adj, noun, obj = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object")
+        who, other = (n.capitalize() for n in pick(rng, v, "name", 2))
+        people = frozenset({who, other})
+        pointer = rng.choice(["It", "It's", "This", "That", "That's", "These", "Those"])
+        back = rng.choice([f"{pointer} {v1}s so {adj}!", f"{pointer} {noun} is {adj}.",
+                           f"{pointer} {v1}s like a {adj} {noun}."])
+        mine = f"My {obj} {v2}s {rng.randint(2, 99)} {noun}s."
+
+        def facts(text: str, between=people) -> list[str]:
+            return [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4],
+                                                        text=f"{who}: {text}"), between)]
+
+        assert facts(back) == []
+        assert facts(f"{back} {mine}") == [f"{who}: {mine}"]
+        assert facts(f"{mine} {back}") == [f"{who}: {mine} {back}"]  # points to the speaker's own
+        owned = f"{pointer} {v1}s my {adj} {noun}."
+        assert facts(owned) == [f"{who}: {owned}"]
+        assert facts(back, frozenset()) == [f"{who}: {back}"]
+        a, b = pick(rng, v, "han", 2)
+        assert facts(f"这{a}真{b}！") == []
+        assert facts(f"那是我的{a}{b}。") == [f"{who}: 那是我的{a}{b}。"]
 
 
 def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):

@@ -446,6 +446,24 @@ def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
     return all(t.kind == "num" for t in old + new) and _units_match(old, new)
 
 
+# a bracketed span: what a chat sent with a message ("[image: a photo of a table with snacks and
+# a cell phone]") or an aside in parentheses; no statement ends inside one
+_BRACKETED_RE = re.compile(r"\[[^\[\]\n]*\]|\([^()\n]*\)")
+
+
+def split_outside(pattern: re.Pattern, text: str) -> tuple[list[str], list[str]]:
+    """`text` split at the matches of `pattern` that are not inside brackets (`_BRACKETED_RE`):
+    the parts, and the text of each split point between them."""
+    masked = _BRACKETED_RE.sub(lambda m: m.group(0)[0] + "\0" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+    parts, joints, start = [], [], 0
+    for match in pattern.finditer(masked):
+        parts.append(text[start:match.start()])
+        joints.append(text[match.start():match.end()])
+        start = match.end()
+    parts.append(text[start:])
+    return parts, joints
+
+
 _CLAUSE_SPLIT_RE = re.compile(r"\s*(?:,?\s+(?:and|but|while|whereas)\s+|;\s*|，(?:而且|并且|但是?|还)?|；)\s*")
 
 
@@ -454,11 +472,11 @@ def clauses(text: str) -> list[str]:
     teach at the conservatory" -> "I live in Porto", "I teach at the conservatory"); a part too
     small to be a statement ("salt and pepper", "between 3 and 5") stays joined. A part without a
     subject of its own borrows the first part's pronoun."""
-    parts = [p for p in _CLAUSE_SPLIT_RE.split(text.strip()) if p]
+    parts, joints = split_outside(_CLAUSE_SPLIT_RE, text.strip())
+    parts = [p for p in parts if p]
     if len(parts) < 2:
         return [text]
     merged: list[str] = []
-    joints = _CLAUSE_SPLIT_RE.findall(text.strip())
     before: list[str] = []  # the joint in front of each merged part
     for i, part in enumerate(parts):
         if merged and (len(_content(_seq(part))) < 2 or len(_content(_seq(merged[-1]))) < 2):

@@ -27,7 +27,7 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.dream.change import clauses, other_context
+from memflow.tasks.dream.change import clauses, other_context, split_outside
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.speakers import OTHERS_TITLE
@@ -106,14 +106,17 @@ def split_fact(fact: Evidence, people: frozenset[str] = frozenset()) -> list[Evi
     statement (it stays in the daily note and the log); a question in it is not a fact (one
     with an attachment after it neither), nor a sentence ending in a colon, which only
     introduces what follows ("Seeing this on the X box:"); in a conversation between `people`
-    (`people_in`): nor a statement about the one spoken to (`to_listener`)."""
+    (`people_in`): nor a statement about the one spoken to (`to_listener`), nor a reaction to
+    what they said or sent (`reaction`)."""
     who, said = speaker(fact.text)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
-    parts = with_antecedents([part for sentence in _SENTENCE_RE.split(sentences_of(said)) if sentence.strip()
+    parts = with_antecedents([part for sentence in split_outside(_SENTENCE_RE, sentences_of(said))[0] if sentence.strip()
                               for part in clauses(sentence.strip())
                               if not _ATTACHED_RE.sub("", part).endswith(("?", "？", ":", "："))
                               and is_memory(part) and not (people and to_listener(part, people))])
+    if people and parts and reaction(parts[0]):
+        parts = parts[1:]
     if len(parts) < 2 and parts == [said]:
         return [fact]
     if not parts:
@@ -151,6 +154,15 @@ def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
     if _ME_RE.search(statement):
         return False
     return bool(_YOU_RE.search(statement)) or called(statement, people)
+
+
+def reaction(statement: str) -> bool:
+    """A statement that opens on a pronoun pointing back ("That looks amazing!", "It's like
+    fate.", "That cup is so cute", 这个真好看) with nothing of the speaker's own before it in the
+    turn and no first person in it: between people, what it points to is what the other one
+    said or sent, and the line is the speaker's reaction to it, not a fact about the speaker (it
+    stays in the daily note and the log, found by search). "It was my birthday" is kept."""
+    return bool(_ANAPHOR_RE.match(statement)) and not _ME_RE.search(statement)
 
 
 def called(statement: str, people: frozenset[str]) -> bool:
