@@ -115,6 +115,16 @@ def test_a_worker_parses_without_numpy_arrow_or_lancedb(settings, lay, tmp_path,
     assert loaded == []
 
 
+def test_the_index_package_exports_every_name_it_lists():
+    """The package imports its modules on first use (so a worker does not load the writers'):
+    every name in `__all__` resolves, and nothing else is made up."""
+    import memflow.tasks.index as index
+
+    assert all(callable(getattr(index, name)) for name in index.__all__)
+    with pytest.raises(AttributeError):
+        index.no_such_name  # noqa: B018
+
+
 def test_workers_only_for_large_runs_and_never_when_set_to_one():
     assert parallel.worker_count(0, parallel.MIN_FILES - 1) == 1
     assert parallel.worker_count(1, 10 * parallel.MIN_FILES) == 1

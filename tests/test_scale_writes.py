@@ -13,6 +13,8 @@ from memflow.tasks.index import keyword_dir, run_index, run_reindex
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.lance import KEYS, IndexStore
 
+SEEDS = [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "7,1234").split(",")]
+
 
 def word(rng: random.Random) -> str:
     # generated vocabulary: no word list the code could be tuned to
@@ -52,7 +54,7 @@ def rows(lay, settings) -> dict[str, list[tuple]]:
     return out
 
 
-@pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "7,1234").split(",")])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_incremental_index_after_random_changes_equals_a_reindex(settings, lay, monkeypatch, seed):
     monkeypatch.setattr(indexing, "BATCH", 5)  # several commit groups per run
     monkeypatch.setattr(indexing, "ROWS_BATCH", 2)  # several record batches per group
@@ -101,3 +103,24 @@ def test_first_build_appends_once_per_group_and_indexes_the_keys(settings, lay, 
     texts = [r["text"] for r in store.chunks.search().where(f"path = '{names[0]}'").limit(None)
              .to_arrow().to_pylist()]
     assert texts == ["# Changed\n\n- only this line now"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_commit_groups_bound_the_bytes_and_files_of_a_commit(monkeypatch, seed):
+    """A commit holds at most BATCH files and, past its first file, at most GROUP_BYTES of them
+    (LanceDB keeps a commit's rows in memory until it ends); the groups keep every path, in
+    order, and none could have taken the next group's first file."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(indexing, "BATCH", rng.randint(1, 40))
+    monkeypatch.setattr(indexing, "GROUP_BYTES", rng.randint(1, 5000))
+    for _ in range(200):
+        paths = [f"daily/{word(rng)}-{n}.md" for n in range(rng.randint(0, 120))]
+        sizes = {p: rng.choice([0, rng.randint(1, 300), rng.randint(1, 9000)]) for p in paths if rng.random() < 0.9}
+        groups = indexing.commit_groups(paths, sizes)
+        assert [p for g in groups for p in g] == paths
+        for group, after in zip(groups, groups[1:] + [None]):
+            total = sum(sizes.get(p, 0) for p in group)
+            assert group and len(group) <= indexing.BATCH
+            assert len(group) == 1 or total <= indexing.GROUP_BYTES
+            if after:
+                assert len(group) == indexing.BATCH or total + sizes.get(after[0], 0) > indexing.GROUP_BYTES

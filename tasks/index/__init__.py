@@ -13,20 +13,43 @@ the text its vector must be of) `seed_embedding_cache` (vectors made elsewhere, 
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-# Where each name lives; imported on first use, so a file-parsing worker that imports
-# `memflow.tasks.index.rows` does not load the writers' numpy, Arrow and LanceDB modules.
-_HOME = {
-    "index_paths": "incremental", "run_index": "incremental", "warm_snapshot": "incremental",
-    "chunk_embedding_keys": "indexing", "drop_old_snapshots": "indexing",
-    "index_problems": "indexing", "keyword_dir": "indexing", "link_kinds": "indexing",
-    "open_store": "indexing", "reindex_pending": "indexing", "run_reindex": "indexing",
-    "watermark": "indexing",
-    "EmbeddingHealthError": "vectors", "embed_queries": "vectors", "embedding_cache_dir": "vectors",
-    "seed_embedding_cache": "vectors",
-    "Watcher": "watching",  # imports watchfiles: only a resident process needs it
-}
-__all__ = list(_HOME)
+if TYPE_CHECKING:  # what the names are; each is imported on its first use (`__getattr__`)
+    from memflow.tasks.index.incremental import index_paths, run_index, warm_snapshot
+    from memflow.tasks.index.indexing import (
+        chunk_embedding_keys,
+        drop_old_snapshots,
+        index_problems,
+        keyword_dir,
+        link_kinds,
+        open_store,
+        reindex_pending,
+        run_reindex,
+        watermark,
+    )
+    from memflow.tasks.index.vectors import (
+        EmbeddingHealthError,
+        embed_queries,
+        embedding_cache_dir,
+        seed_embedding_cache,
+    )
+    from memflow.tasks.index.watching import Watcher
+
+__all__ = ["run_index", "run_reindex", "keyword_dir", "watermark", "embed_queries", "index_problems",
+           "embedding_cache_dir", "reindex_pending", "chunk_embedding_keys", "seed_embedding_cache", "link_kinds",
+           "drop_old_snapshots", "index_paths", "warm_snapshot", "open_store", "Watcher", "EmbeddingHealthError"]
+
+# The module of each name, imported on first use: a file-parsing worker imports
+# `memflow.tasks.index.rows` without the writers' numpy, Arrow and LanceDB modules, and only a
+# resident process imports the watcher (watchfiles).
+_HOME = {name: "incremental" for name in ("index_paths", "run_index", "warm_snapshot")}
+_HOME |= {name: "indexing" for name in ("chunk_embedding_keys", "drop_old_snapshots", "index_problems",
+                                         "keyword_dir", "link_kinds", "open_store", "reindex_pending",
+                                         "run_reindex", "watermark")}
+_HOME |= {name: "vectors" for name in ("EmbeddingHealthError", "embed_queries", "embedding_cache_dir",
+                                        "seed_embedding_cache")}
+_HOME["Watcher"] = "watching"
 
 
 def __getattr__(name: str):
@@ -38,4 +61,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOME))
+    return sorted(set(globals()) | set(__all__))

@@ -26,6 +26,7 @@ class IndexPlan:
     deleted: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     touched: list[str] = field(default_factory=list)  # same content, new stat: refresh the row
+    sizes: dict[str, int] = field(default_factory=dict)  # bytes of each added or modified file
 
     @property
     def changed(self) -> bool:
@@ -43,13 +44,16 @@ def plan_index(disk: dict[str, DiskFile], catalog: dict[str, CatalogFile], pipel
         now, known = disk[path], catalog.get(path)
         if known is None:
             plan.added.append(path)
+            plan.sizes[path] = now.size
         elif known.pipeline != pipeline:
             plan.modified.append(path)
+            plan.sizes[path] = now.size
         elif now.sha256 is None or now.sha256 == known.sha256:
             plan.unchanged.append(path)
             if now.sha256 is not None and (now.size, now.mtime_ns) != (known.size, known.mtime_ns):
                 plan.touched.append(path)
         else:
             plan.modified.append(path)
+            plan.sizes[path] = now.size
     plan.deleted = sorted(set(catalog) - set(disk))
     return plan
