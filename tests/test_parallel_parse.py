@@ -125,6 +125,18 @@ def test_the_index_package_exports_every_name_it_lists():
         index.no_such_name  # noqa: B018
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are set on Linux only")
+def test_a_worker_can_send_a_part_ahead_without_waiting():
+    """A worker's pipe holds about a part's result (the default 64 KiB made it wait for this
+    process, busy writing tables, after every part)."""
+    import fcntl
+
+    allowed = int(open("/proc/sys/fs/pipe-max-size").read())
+    with parallel.Workers(1) as pool:
+        size = fcntl.fcntl(pool.procs[0].stdout.fileno(), fcntl.F_GETPIPE_SZ)
+    assert size >= min(parallel.PIPE_BYTES, allowed) > 65536
+
+
 def test_workers_only_for_large_runs_and_never_when_set_to_one():
     assert parallel.worker_count(0, parallel.MIN_FILES - 1) == 1
     assert parallel.worker_count(1, 10 * parallel.MIN_FILES) == 1

@@ -76,6 +76,7 @@ class Workers:
             for _ in range(count):
                 self.procs.append(subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE,
                                                    stdout=subprocess.PIPE, env=env))
+                _widen(self.procs[-1].stdout)
         except BaseException:
             self.close()
             raise
@@ -117,6 +118,21 @@ class Workers:
                 except BrokenPipeError:  # a worker killed before it read its job
                     pass
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _widen(pipe) -> None:
+    """A pipe that holds about a part's result (1 MiB, where Linux allows it; 64 KiB is the
+    default): a worker goes on with its next part while this process writes tables instead of
+    waiting for it to read."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (ImportError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size: the default
+        pass
+
+
+PIPE_BYTES = 1 << 20
 
 
 def start_workers(count: int) -> Workers | None:
