@@ -108,19 +108,22 @@ def test_first_build_appends_once_per_group_and_indexes_the_keys(settings, lay, 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_commit_groups_bound_the_bytes_and_files_of_a_commit(monkeypatch, seed):
     """A commit holds at most BATCH files and, past its first file, at most GROUP_BYTES of them
-    (LanceDB keeps a commit's rows in memory until it ends); the groups keep every path, in
-    order, and none could have taken the next group's first file."""
+    or a GROUPS-th of the run's bytes, the larger (LanceDB keeps a commit's rows in memory until
+    it ends; a commit costs time of its own); the groups keep every path, in order, and none
+    could have taken the next group's first file."""
     rng = random.Random(seed)
     monkeypatch.setattr(indexing, "BATCH", rng.randint(1, 40))
     monkeypatch.setattr(indexing, "GROUP_BYTES", rng.randint(1, 5000))
+    monkeypatch.setattr(indexing, "GROUPS", rng.randint(1, 6))
     for _ in range(200):
         paths = [f"daily/{word(rng)}-{n}.md" for n in range(rng.randint(0, 120))]
         sizes = {p: rng.choice([0, rng.randint(1, 300), rng.randint(1, 9000)]) for p in paths if rng.random() < 0.9}
         groups = indexing.commit_groups(paths, sizes)
         assert [p for g in groups for p in g] == paths
+        limit = max(indexing.GROUP_BYTES, -(-sum(sizes.values()) // indexing.GROUPS))
         for group, after in zip(groups, groups[1:] + [None]):
             total = sum(sizes.get(p, 0) for p in group)
             assert group and len(group) <= indexing.BATCH
-            assert len(group) == 1 or total <= indexing.GROUP_BYTES
+            assert len(group) == 1 or total <= limit
             if after:
-                assert len(group) == indexing.BATCH or total + sizes.get(after[0], 0) > indexing.GROUP_BYTES
+                assert len(group) == indexing.BATCH or total + sizes.get(after[0], 0) > limit

@@ -53,7 +53,8 @@ from memflow.tasks.stores.lance import IndexStore
 
 log = logging.getLogger("memflow.index")
 BATCH = 8192  # files per commit of the tables at most (one version per table per group)
-GROUP_BYTES = 2 << 20  # file bytes per commit at most: LanceDB holds a commit's rows until it ends
+GROUP_BYTES = 2 << 20  # file bytes per commit, at least: LanceDB holds a commit's rows until it ends
+GROUPS = 4  # a run's files in this many commits at least (by bytes; more past GROUP_BYTES each)
 ROWS_BATCH = 256  # files per Arrow record batch streamed into a commit
 TERMS_VERSION = "4"  # 2: provenance links not searched (searchable_text); 3: speakers marked;
 # 4: long messages and long note lines in pieces
@@ -116,20 +117,28 @@ def scan(lay: Layout, catalog: dict, pipeline: str, max_resource_bytes: int | No
 
 def commit_groups(paths: list[str], sizes: dict[str, int]) -> list[list[str]]:
     """`paths` in order, cut into the groups written in one commit each: at most BATCH files and,
-    past the first file of a group, at most GROUP_BYTES of them (`sizes`; a file of unknown size
-    counts nothing). LanceDB keeps the rows of a commit in memory until it ends: a cold index of
-    4,800 notes held ~33 MiB more in one group than in groups of ~1,000 files (same time)."""
+    past the first file of a group, at most `group_bytes` of them (`sizes`; a file of unknown
+    size counts nothing). LanceDB keeps the rows of a commit in memory until it ends, and a
+    commit has a cost of its own: small runs are cut by GROUP_BYTES (a cold index of 4,800 notes
+    in one group held ~33 MiB more than in groups of 2 MiB), larger ones in GROUPS parts, whose
+    rows then weigh less than the search snapshot built after them (the peak of a large run)."""
+    limit = group_bytes(sum(sizes.get(p, 0) for p in paths))
     groups: list[list[str]] = []
     group: list[str] = []
     size = 0
     for path in paths:
         grows = sizes.get(path, 0)
-        if group and (size + grows > GROUP_BYTES or len(group) >= BATCH):
+        if group and (size + grows > limit or len(group) >= BATCH):
             groups.append(group)
             group, size = [], 0
         group.append(path)
         size += grows
     return groups + [group] if group else groups
+
+
+def group_bytes(total: int) -> int:
+    """File bytes per commit for a run of `total` bytes (`commit_groups`)."""
+    return max(GROUP_BYTES, -(-total // GROUPS))
 
 
 def _batches(items: list[str], size: int) -> Iterable[list[str]]:
