@@ -4,9 +4,9 @@ Parsing a file (frontmatter, blocks, chunks, terms, links) is pure CPU work in P
 two thirds of a cold index; the LanceDB writes and the snapshot build stay in the calling
 process, which parses its own share beside the workers. A worker is a fresh interpreter that
 imports this module and what a file's rows are made with (`PRELOAD`: no numpy, Arrow or
-LanceDB, ~50 MiB a worker; the caller makes the Arrow batches), not a fork and not `multiprocessing`: the caller has LanceDB's threads
-running (forking it could deadlock), and multiprocessing's spawn runs the caller's main script
-again in every worker (a script without an `if __name__ == "__main__"` guard would index inside
+LanceDB, ~50 MiB a worker; the caller makes the Arrow batches), not a fork and not
+`multiprocessing`: the caller has LanceDB's threads running (forking it could deadlock), and
+multiprocessing's spawn runs the caller's main script again in every worker (a script without an `if __name__ == "__main__"` guard would index inside
 each worker). Workers may start before their parts are known, so that their start overlaps the
 caller's. Each gets its share of the parts in a job file, part i going to worker i mod (n + 1)
 (the last share is the caller's), and sends each result back on its stdout as it is done; the
