@@ -111,7 +111,8 @@ def split_fact(fact: Evidence, people: frozenset[str] = frozenset()) -> list[Evi
     who, said = speaker(fact.text)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
-    parts = with_antecedents([part for sentence in split_outside(_SENTENCE_RE, sentences_of(said))[0] if sentence.strip()
+    sentences = split_outside(_SENTENCE_RE, sentences_of(said))[0]
+    parts = with_antecedents([part for sentence in sentences if sentence.strip()
                               for part in clauses(sentence.strip())
                               if not _ATTACHED_RE.sub("", part).endswith(("?", "？", ":", "："))
                               and is_memory(part) and not (people and to_listener(part, people))])
@@ -148,9 +149,10 @@ def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
     (you, your; 你, 您; or calls one of the `people` talking by name: "Way to go, Nate!", "Wow
     Mel, that painting's amazing!", `called`) and never the speaker (I, my, we; 我). Between
     people, "You did an amazing job", "Your store looks great", "Thanks for the recommendation,
-    Nate." are the listener's praise or news as the speaker put it, not facts about the speaker, whose node they would join (they stay in
-    the daily note and the log, found by search). Said to an assistant, the same form is an
-    instruction about the user ("You should always answer in French"): kept (no `people`)."""
+    Nate." are the listener's praise or news as the speaker put it, not facts about the speaker,
+    whose node they would join (they stay in the daily note and the log, found by search). Said
+    to an assistant, the same form is an instruction about the user ("You should always answer
+    in French"): kept (no `people`)."""
     if _ME_RE.search(statement):
         return False
     return bool(_YOU_RE.search(statement)) or called(statement, people)

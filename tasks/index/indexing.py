@@ -177,7 +177,8 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
                   workers: Workers | None = None, sizes: dict[str, int] | None = None) -> int:
     """Re-chunk `paths`, each file inside a guard (a file that fails is left out with its reason
     in `skipped`); returns the number of chunks written. Written in groups (`commit_groups`, by
-    the files' `sizes`), each one streamed append per table (chunks, links, then files rows: a crash before the files rows
+    the files' `sizes`), each one streamed append per table (chunks, links, then files rows: a
+    crash before the files rows
     re-does the group), so the cost of a write does not grow with the table. A large run parses
     its files in worker processes (`workers`, started early, or `settings.index_workers`),
     written in the same order."""

@@ -6,12 +6,13 @@ process, which parses its own share beside the workers. A worker is a fresh inte
 imports this module and what a file's rows are made with (`PRELOAD`: no numpy, Arrow or
 LanceDB, ~50 MiB a worker; the caller makes the Arrow batches), not a fork and not
 `multiprocessing`: the caller has LanceDB's threads running (forking it could deadlock), and
-multiprocessing's spawn runs the caller's main script again in every worker (a script without an `if __name__ == "__main__"` guard would index inside
-each worker). Workers may start before their parts are known, so that their start overlaps the
-caller's. Each gets its share of the parts in a job file, part i going to worker i mod (n + 1)
-(the last share is the caller's), and sends each result back on its stdout as it is done; the
-caller reads them in order, so a worker that runs ahead waits on a full pipe (memory stays
-bounded). What a worker logged comes back with its result and is logged here, in order.
+multiprocessing's spawn runs the caller's main script again in every worker (a script without
+an `if __name__ == "__main__"` guard would index inside each worker). Workers may start before
+their parts are known, so that their start overlaps the caller's. Each gets its share of the
+parts in a job file, part i going to worker i mod (n + 1) (the last share is the caller's), and
+sends each result back on its stdout as it is done; the caller reads them in order, so a worker
+that runs ahead waits once its pipe (`PIPE_BYTES`, about a part's result) is full (memory
+stays bounded). What a worker logged comes back with its result and is logged here, in order.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ Records = list[tuple[str, int, str]]
 _SERVE = f"from {__name__} import serve; serve()"
 PRELOAD = ("memflow.tasks.index.rows",)  # what a job's work will need (no numpy, Arrow, LanceDB)
 AUTO_MAX = 4  # processes `index_workers = 0` starts at most (each worker holds ~50 MiB)
+PIPE_BYTES = 1 << 20  # a worker's pipe (`_widen`): about one part's result
 
 
 def worker_count(setting: int, files: int) -> int:
@@ -131,8 +133,6 @@ def _widen(pipe) -> None:
     except (ImportError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size: the default
         pass
 
-
-PIPE_BYTES = 1 << 20
 
 
 def start_workers(count: int) -> Workers | None:
