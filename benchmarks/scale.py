@@ -9,7 +9,8 @@ project's tokenizer, builds a bm25s index and saves it: what any keyword index o
 must do. Prints Markdown tables: seconds, peak RSS (the larger of the child's own, from wait4,
 and the sum over it and its workers, sampled), time per file and the cold index's ratios to the
 yardstick; the cold index runs twice, with its file-parsing workers (the default) and in one
-process (MEMFLOW_INDEX_WORKERS=1), each with its CPU seconds.
+process (MEMFLOW_INDEX_WORKERS=1), each with its CPU seconds. With ReMe, also the sampled peak
+of anonymous memory (RSS less the mapped pages of library files) of both.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ sys.path.insert(0, str(HERE))
 MEMFLOW = Path(sys.executable).with_name("memflow")
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and every process under it, now (Linux /proc)."""
+def tree_rss(pid: int) -> tuple[int, int]:
+    """(resident bytes, of them anonymous bytes) of `pid` and every process under it, now
+    (Linux /proc). Anonymous memory is the process's own (heap, stacks, written pages); the
+    rest of RSS is mapped file pages (shared libraries' code and data read from disk), which
+    the page cache shares between processes and can drop."""
     parents: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -41,34 +44,43 @@ def tree_rss(pid: int) -> int:
         except OSError:
             continue
         parents.setdefault(int(fields[1]), []).append(int(entry.name))
-        rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    total, todo = 0, [pid]
+    total = anon = 0
+    todo = [pid]
     while todo:
         p = todo.pop()
-        total += rss.get(p, 0)
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        total += int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        anon += int(fields.get("RssAnon", "0 kB").split()[0]) * 1024
         todo.extend(parents.get(p, []))
-    return total
+    return total, anon
 
 
 def timed(argv: list[str], env: dict | None = None, usage_out: dict | None = None) -> tuple[float, float]:
     """(wall seconds, peak RSS MiB) of one child process: the larger of its own peak (wait4)
     and the sum over it and its worker processes, sampled every 50 ms. `usage_out` gets the
-    CPU seconds (user + system) of the child and the children it waited for."""
+    CPU seconds (user + system) of the child and the children it waited for, and `anon` the
+    sampled peak of the tree's anonymous memory in MiB (RSS less mapped file pages)."""
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=None if env is None else {**os.environ, **env})
-    peak = 0
+    peak = peak_anon = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        peak = max(peak, tree_rss(proc.pid))
+        rss, anon = tree_rss(proc.pid)
+        peak, peak_anon = max(peak, rss), max(peak_anon, anon)
         time.sleep(0.05)
     wall = time.perf_counter() - started
     if status != 0:
         raise RuntimeError(f"{argv} failed: {proc.stderr.read().decode()[-2000:]}")
     if usage_out is not None:
         usage_out["cpu"] = usage.ru_utime + usage.ru_stime
+        usage_out["anon"] = peak_anon / 2**20
     return wall, max(usage.ru_maxrss * 1024, peak) / 2**20
 
 
@@ -112,19 +124,22 @@ def measure(count: int, reme: Path | None = None) -> dict:
     out["one_cpu"] = cpu["cpu"]
     shutil.rmtree(root / "metadata" / "index")
     out["cold_s"], out["cold_mb"] = timed(index, usage_out=cpu)
-    out["cold_cpu"] = cpu["cpu"]
+    out["cold_cpu"], out["cold_anon"] = cpu["cpu"], cpu["anon"]
     change = "\nA new line about zanzibarquokka.\n"
     target = root / "daily/2026-01-02/n1.md"
     target.write_text(target.read_text() + change)
-    out["change_s"], out["change_mb"] = timed(index)
+    out["change_s"], out["change_mb"] = timed(index, usage_out=cpu)
+    out["change_anon"] = cpu["anon"]
     if reme is not None:  # ReMe 0.4.2 on a copy of the same files, its index whole processes too
         other = root.with_name(root.name + "-reme")
         for folder in ("daily", "digest"):
             shutil.copytree(root / folder, other / folder)
         side = [str(reme), str(HERE / "reme_index.py"), str(other)]
-        out["reme_cold_s"], out["reme_cold_mb"] = timed([*side, "--cold"])
+        out["reme_cold_s"], out["reme_cold_mb"] = timed([*side, "--cold"], usage_out=cpu)
+        out["reme_cold_anon"] = cpu["anon"]
         (other / "daily/2026-01-02/n1.md").write_text((other / "daily/2026-01-02/n1.md").read_text() + change)
-        out["reme_change_s"], out["reme_change_mb"] = timed(side)
+        out["reme_change_s"], out["reme_change_mb"] = timed(side, usage_out=cpu)
+        out["reme_change_anon"] = cpu["anon"]
         shutil.rmtree(other)
     shutil.rmtree(root)
     return out
@@ -157,6 +172,12 @@ def table(results: list[dict]) -> str:
             lines.append(f"| {r['files']:,} | {r['cold_s'] / r['reme_cold_s']:.2f}, {r['cold_mb'] / r['reme_cold_mb']:.2f} | "
                          f"{r['change_s'] / r['reme_change_s']:.2f}, {r['change_mb'] / r['reme_change_mb']:.2f} | "
                          f"{r['reme_cold_s']:.1f}, {r['reme_cold_mb']:.0f} | {r['reme_change_s']:.1f}, {r['reme_change_mb']:.0f} |")
+        lines += ["", "| files | anonymous memory, sampled peak (MiB): cold index, one-file change | ReMe: cold, change | "
+                  "ratio: cold, change |", "|---|---|---|---|"]
+        for r in reme:
+            lines.append(f"| {r['files']:,} | {r['cold_anon']:.0f}, {r['change_anon']:.0f} | "
+                         f"{r['reme_cold_anon']:.0f}, {r['reme_change_anon']:.0f} | "
+                         f"{r['cold_anon'] / r['reme_cold_anon']:.2f}, {r['change_anon'] / r['reme_change_anon']:.2f} |")
     return "\n".join(lines)
 
 

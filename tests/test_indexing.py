@@ -10,6 +10,7 @@ from memflow.tasks.ground.fileops import write_file
 from memflow.tasks.ground.lock import workspace_lock
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.index import keyword_dir, run_index, run_reindex
+from memflow.tasks.index.indexing import open_store
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.lance import IndexStore
 
@@ -22,8 +23,9 @@ def seed(lay, n=12):
     write_file(lay, "digest/wiki/n1.md", "# Digest\n\nline two\n", name="Digest one")
 
 
-def ids(lay):
-    return sorted(IndexStore(lay.index_dir / "lance").chunk_columns(["id"]).column("id").to_pylist())
+def ids(lay, settings):
+    """Chunk ids in the tables, read as every reader reads them (level with the snapshot)."""
+    return sorted(open_store(lay, settings).chunk_columns(["id"]).column("id").to_pylist())
 
 
 def all_scores(lay, settings, query):
@@ -39,14 +41,14 @@ def test_incremental_index_touches_only_the_changed_note(settings, lay):
     first = run_index(settings)
     assert (first.added, first.modified, first.deleted) == (13, 0, 0)
     assert run_index(settings).unchanged == 13
-    before = set(ids(lay))
+    before = set(ids(lay, settings))
     path = lay.root / "daily/2026-01-01/note-0.md"
     path.write_text(path.read_text() + "\nA new line about pears.\n")
     summary = run_index(settings)
     assert (summary.added, summary.modified, summary.unchanged) == (0, 1, 12)
-    after = set(ids(lay))
+    after = set(ids(lay, settings))
     assert len(before - after) == 1 and len(after - before) == 1
-    store = IndexStore(lay.index_dir / "lance")
+    store = open_store(lay, settings)
     changed = store.chunks_by_id(sorted(after - before), ["path"])
     assert changed[0]["path"] == "daily/2026-01-01/note-0.md"
 
@@ -62,9 +64,9 @@ def test_touch_without_change_is_unchanged(settings, lay):
 def test_reindex_gives_the_same_chunk_ids(settings, lay):
     seed(lay)
     run_index(settings)
-    before = ids(lay)
+    before = ids(lay, settings)
     run_reindex(settings)
-    assert ids(lay) == before
+    assert ids(lay, settings) == before
 
 
 def test_incremental_scores_equal_a_full_rebuild(settings, lay):
@@ -121,7 +123,7 @@ def test_deleted_file_leaves_no_rows(settings, lay):
     run_index(settings)
     (lay.root / "daily/2026-01-01/note-0.md").unlink()
     assert run_index(settings).deleted == 1
-    store = IndexStore(lay.index_dir / "lance")
+    store = open_store(lay, settings)
     assert "daily/2026-01-01/note-0.md" not in store.catalog()
     paths = set(store.chunk_columns(["path"]).column("path").to_pylist())
     assert "daily/2026-01-01/note-0.md" not in paths
@@ -200,6 +202,6 @@ def test_index_killed_midway_then_rerun_agrees(settings, lay):
     keyword_ids = set(keyword.load(keyword_dir(lay, settings)).docs.column("id").to_pylist())
     assert files == chunk_paths == {p.relative_to(lay.root).as_posix()
                                    for p in lay.root.rglob("*.md") if "metadata" not in p.parts}
-    assert keyword_ids == set(ids(lay))
-    assert len(ids(lay)) == len(set(ids(lay)))  # no duplicated chunks from the killed batch
+    assert keyword_ids == set(ids(lay, settings))
+    assert len(ids(lay, settings)) == len(set(ids(lay, settings)))  # no duplicated chunks from the killed batch
     assert np.all(np.array([1]))

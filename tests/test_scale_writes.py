@@ -40,8 +40,9 @@ def note(rng: random.Random, names: list[str]) -> str:
 
 
 def rows(lay, settings) -> dict[str, list[tuple]]:
-    """Every table's rows (mtime-free), sorted, and the search snapshot's rows by chunk id."""
-    store = IndexStore(lay.index_dir / "lance")
+    """Every table's rows (mtime-free), sorted, and the search snapshot's rows by chunk id; the
+    tables read as every reader reads them (level with the snapshot: `open_store`)."""
+    store = indexing.open_store(lay, settings)
     out = {}
     for name in KEYS:
         table = getattr(store, name).to_arrow()
@@ -99,7 +100,7 @@ def test_first_build_appends_once_per_group_and_indexes_the_keys(settings, lay, 
     edited.write_text("# Changed\n\n- only this line now\n", encoding="utf-8")
     summary = run_index(settings)
     assert (summary.modified, summary.unchanged) == (1, 9)
-    store = IndexStore(lay.index_dir / "lance")
+    store = indexing.open_store(lay, settings)
     texts = [r["text"] for r in store.chunks.search().where(f"path = '{names[0]}'").limit(None)
              .to_arrow().to_pylist()]
     assert texts == ["# Changed\n\n- only this line now"]

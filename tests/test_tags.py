@@ -106,10 +106,16 @@ def test_mcp_write_with_tags_then_search_by_tag(settings, lay):
 def test_an_index_from_before_tags_is_rebuilt_by_the_next_index_run(settings, lay):
     import lancedb
 
+    from memflow.tasks.index import keyword_dir
+    from memflow.tasks.stores import keyword
+
     api.write("digest/wiki/t.md", "# T\n\nthe loom hums\n", meta={"tags": ["craft"]}, workspace=settings)
     api.index(settings)
     db = lancedb.connect(str(lay.index_dir / "lance"))
-    db.open_table("chunks").drop_columns(["tags"])  # the table as the version before wrote it
+    db.open_table("chunks").drop_columns(["tags"])  # the table as the version before wrote it,
+    gen = keyword.current_dir(keyword_dir(lay, settings))  # and its snapshot, from tables of that shape
+    meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+    (gen / "meta.json").write_text(json.dumps({**meta, "tables": "before-tags"}), encoding="utf-8")
     summary = api.index(settings)
     assert summary.added == 1  # every file is indexed again, nothing lost
     assert [r.path for r in api.search("loom", settings, tags=["craft"]).results] == ["digest/wiki/t.md"]

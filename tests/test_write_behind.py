@@ -68,7 +68,11 @@ def test_tables_read_through_open_store_equal_a_reindex(settings, lay, tmp_path,
                 (lay.root / path).parent.mkdir(parents=True, exist_ok=True)
                 (lay.root / path).write_text(note(rng, vocab, names), encoding="utf-8")
                 present.add(path)
-        index_paths(settings, changed)
+        if rng.random() < 0.5:
+            index_paths(settings, changed)
+        else:  # a workspace scan (`memflow index`) takes a small change the same way
+            summary = run_index(settings)
+            assert summary.added + summary.modified + summary.deleted > 0
         gen = keyword.current_dir(indexing.keyword_dir(lay, settings))
         behind += segments.tables_lag(gen)
         # what search reads is current whatever the tables hold
@@ -84,6 +88,34 @@ def test_tables_read_through_open_store_equal_a_reindex(settings, lay, tmp_path,
             assert not segments.tables_lag(gen)  # marked level: the next reader writes nothing
             assert not indexing.sync_tables(IndexStore(lay.index_dir / "lance"), lay, settings)
     assert behind > 0  # the write-behind path was taken
+
+
+SCAN = """
+import sys
+from memflow.schemas.settings import load_settings
+from memflow.tasks.index import run_index
+summary = run_index(load_settings(sys.argv[1]))
+print(summary.modified, "lancedb" in sys.modules)
+"""
+
+
+def test_an_index_scan_after_a_small_change_leaves_lancedb_closed(settings, lay, tmp_path):
+    """`memflow index` after an edit publishes the change as a delta the tables lack, without
+    importing LanceDB (about half of its run at 4,800 files); the next reader levels them."""
+    import subprocess
+    import sys
+
+    (lay.root / "daily/2026-01-01").mkdir(parents=True)
+    for n in range(6):
+        (lay.root / f"daily/2026-01-01/n{n}.md").write_text(f"# Note {n}\n\n- plain words {n}\n", encoding="utf-8")
+    run_index(settings)
+    (lay.root / "daily/2026-01-01/n2.md").write_text("# Note 2\n\n- a grebe dived twice\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", SCAN, str(lay.root)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["1", "False"]
+    assert segments.tables_lag(keyword.current_dir(indexing.keyword_dir(lay, settings)))
+    assert [r.path for r in api.search("grebe", settings).results] == ["daily/2026-01-01/n2.md"]
+    oracle = reindexed_copy(settings, tmp_path / "oracle")
+    assert tables(indexing.open_store(lay, settings)) == tables(IndexStore(layout(oracle).index_dir / "lance"))
 
 
 def test_a_sync_killed_half_way_is_done_again(settings, lay, tmp_path, monkeypatch):

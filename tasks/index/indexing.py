@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from memflow.schemas.settings import Settings
-from memflow.schemas.tables import CHUNKS, FILES, SCHEMA_VERSION, IndexSummary
+from memflow.schemas.tables import CHUNKS, FILES, LINKS, SCHEMA_VERSION, IndexSummary
 from memflow.tasks.ground.convert import READABLE_SUFFIXES
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.memory import lean_allocators
@@ -217,7 +217,7 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     if not table.column("id").equals(ids):
         raise RuntimeError("the chunks table changed between two reads of one snapshot build")
     del ids
-    meta: dict = {"tokenizer": settings.keyword_tokenizer}
+    meta: dict = {"tokenizer": settings.keyword_tokenizer, "tables": tables_shape()}
     matrix = has = None
     dims = known_dims(settings) if settings.embedding_model else None
     if dims:
@@ -235,6 +235,14 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
     del table
     keyword.build(folder, docs, None, meta, links, store.file_columns(keyword.FILE_COLUMNS),
                   matrix, has, parts=parts)
+
+
+def tables_shape() -> str:
+    """The columns of this version's files, chunks and links tables, hashed: a search snapshot
+    built from tables of another shape is not planned against without opening them (opening
+    them rebuilds such tables: `IndexStore`)."""
+    names = "|".join(",".join(schema.names) for schema in (FILES, CHUNKS, LINKS))
+    return hashlib.sha256(names.encode()).hexdigest()[:12]
 
 
 def drop_old_snapshots(settings: Settings) -> None:
