@@ -166,18 +166,16 @@ def table(results: list[dict]) -> str:
                      f"{r['one_s'] / r['yard_s']:.2f} |")
     reme = [r for r in results if "reme_cold_s" in r]
     if reme:
-        lines += ["", "| files | vs ReMe 0.4.2, cold index (time, RSS) | one-file change (time, RSS) | "
-                  "ReMe cold (s, MiB) | ReMe change (s, MiB) |", "|---|---|---|---|---|"]
+        lines += ["", "| files | vs ReMe 0.4.2, cold index (time, RSS, anon.) | one-file change (time, RSS, anon.) | "
+                  "memory-flows anon. (cold, change MiB) | ReMe cold (s, MiB, anon.) | ReMe change (s, MiB, anon.) |",
+                  "|---|---|---|---|---|---|"]
         for r in reme:
-            lines.append(f"| {r['files']:,} | {r['cold_s'] / r['reme_cold_s']:.2f}, {r['cold_mb'] / r['reme_cold_mb']:.2f} | "
-                         f"{r['change_s'] / r['reme_change_s']:.2f}, {r['change_mb'] / r['reme_change_mb']:.2f} | "
-                         f"{r['reme_cold_s']:.1f}, {r['reme_cold_mb']:.0f} | {r['reme_change_s']:.1f}, {r['reme_change_mb']:.0f} |")
-        lines += ["", "| files | anonymous memory, sampled peak (MiB): cold index, one-file change | ReMe: cold, change | "
-                  "ratio: cold, change |", "|---|---|---|---|"]
-        for r in reme:
-            lines.append(f"| {r['files']:,} | {r['cold_anon']:.0f}, {r['change_anon']:.0f} | "
-                         f"{r['reme_cold_anon']:.0f}, {r['reme_change_anon']:.0f} | "
-                         f"{r['cold_anon'] / r['reme_cold_anon']:.2f}, {r['change_anon'] / r['reme_change_anon']:.2f} |")
+            lines.append(f"| {r['files']:,} | {r['cold_s'] / r['reme_cold_s']:.2f}, {r['cold_mb'] / r['reme_cold_mb']:.2f}, "
+                         f"{r['cold_anon'] / r['reme_cold_anon']:.2f} | {r['change_s'] / r['reme_change_s']:.2f}, "
+                         f"{r['change_mb'] / r['reme_change_mb']:.2f}, {r['change_anon'] / r['reme_change_anon']:.2f} | "
+                         f"{r['cold_anon']:.0f}, {r['change_anon']:.0f} | "
+                         f"{r['reme_cold_s']:.1f}, {r['reme_cold_mb']:.0f}, {r['reme_cold_anon']:.0f} | "
+                         f"{r['reme_change_s']:.1f}, {r['reme_change_mb']:.0f}, {r['reme_change_anon']:.0f} |")
     return "\n".join(lines)
 
 

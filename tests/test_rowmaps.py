@@ -45,3 +45,23 @@ def test_row_reads_hold_when_columns_are_chunked_differently():
         table = pa.table({"id": chunked(ids, pa.string()), "line": chunked(lines, pa.int32())})
         numbers = [rng.randrange(n) for _ in range(rng.randint(8, 40))]
         assert rowmaps.row_dicts(table, numbers) == [{"id": ids[k], "line": lines[k]} for k in numbers]
+
+
+def test_rows_found_by_a_pass_equal_rows_found_grouped():
+    """The first lookups of a column scan it (a one-shot process), later ones read the grouped
+    rows: the same rows either way, whatever the chunking, nulls and repeated values."""
+    from types import SimpleNamespace
+
+    rng = random.Random(61)
+    for _ in range(40):
+        values = [rng.choice([None, *(f"p{k}" for k in range(rng.randint(1, 12)))]) for _ in range(rng.randint(0, 50))]
+        cuts = sorted(rng.sample(range(1, len(values)), min(len(values) - 1, 3))) if len(values) > 1 else []
+        column = pa.chunked_array([values[a:b] for a, b in zip([0, *cuts], [*cuts, len(values)])], pa.string())
+        segment = SimpleNamespace(links=pa.table({"source": column}), masks={})
+        for lookup in range(rowmaps.PASSES + 3):
+            wanted = rng.sample([f"p{k}" for k in range(14)], rng.randint(0, 4))
+            expected = np.array([n for n, v in enumerate(values) if v in wanted], dtype=np.int64)
+            found = rowmaps.rows_of(segment, "links", "source", wanted)
+            assert found.dtype == np.int64 and found.tolist() == expected.tolist()
+            grouped = ("rows", "links", "source") in segment.masks
+            assert grouped == (lookup >= rowmaps.PASSES)

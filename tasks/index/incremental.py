@@ -135,14 +135,15 @@ def snapshot_change(settings: Settings, lay: Layout) -> IndexSummary | None:
                            unchanged=len(plan.unchanged), chunks=rows[1].num_rows,
                            total_chunks=_live_chunks(lay, settings), vectors=0, keyword_rebuilt=bool(changed),
                            seconds=time.perf_counter() - started, skipped=skipped, warnings=warnings)
-    indexing.write_watermark(lay, summary, writes)
+    indexing.write_watermark(lay, summary, writes, files=len(stats))  # no problems: every file is in stats
     return summary
 
 
 def whole_catalog(current: keyword.KeywordIndex) -> dict[str, CatalogFile]:
     """Every indexed file's catalog row as the search snapshot has them (a delta's included)."""
-    rows = current.live_files().select(["path", "size", "mtime_ns", "sha256", "pipeline"]).to_pylist()
-    return {r["path"]: CatalogFile(**r) for r in rows}
+    files = current.live_files()
+    columns = [files.column(name).to_pylist() for name in ("path", "size", "mtime_ns", "sha256", "pipeline")]
+    return {row[0]: CatalogFile(*row) for row in zip(*columns)}
 
 
 def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
@@ -200,7 +201,7 @@ def warm_snapshot(settings: Settings) -> None:
         return
     for table, column in (("docs", "path"), ("links", "source"), ("links", "target"), ("files", "path")):
         if getattr(current, table) is not None:
-            rowmaps.live_rows(current, table, column, [])
+            rowmaps.group_rows(current, table, column)
 
 
 def snapshot_catalog(current: keyword.KeywordIndex, rels: list[str]) -> dict[str, CatalogFile]:

@@ -519,11 +519,14 @@ def link_kinds(settings: Settings) -> dict[str, int]:
 WATERMARK = "watermark.json"
 
 
-def write_watermark(lay: Layout, summary: IndexSummary, writes_since_compaction: int = 0) -> None:
+def write_watermark(lay: Layout, summary: IndexSummary, writes_since_compaction: int = 0,
+                    files: int | None = None) -> None:
+    """The mark of a run that scanned every file. `files`: what the search's stat walk will
+    count (`len(indexed_files(lay))`), when the caller's scan knows it (else a walk counts)."""
     from memflow.tasks.index.freshness import write_full_mark
 
-    # "files": what the search's stat walk will count
-    write_full_mark(lay, len(indexed_files(lay)), summary.total_chunks, writes_since_compaction)
+    files = len(indexed_files(lay)) if files is None else files
+    write_full_mark(lay, files, summary.total_chunks, writes_since_compaction)
 
 
 def watermark(lay: Layout, walk: bool = False) -> dict:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 KeywordIndex = Any  # a keyword.KeywordIndex; not imported, keyword imports this module
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+PASSES = 8  # lookups of a column by a scan before its rows are grouped (one write makes ~4)
 
 
 class Groups:
@@ -56,10 +57,27 @@ def _segment_rows(segment: KeywordIndex, table: str, column: str) -> Groups:
 
 
 def rows_of(segment: KeywordIndex, table: str, column: str, values) -> np.ndarray:
-    """Rows of `segment`'s `table` (docs, links or files) whose `column` is one of `values`."""
+    """Rows of `segment`'s `table` (docs, links or files) whose `column` is one of `values`.
+    The first few lookups of a column are each one vectorised pass (what a one-shot process
+    needs: a few ms against ~45 ms for grouping 100k link rows); after them the rows are grouped
+    once and found without a pass (a resident process groups them at start: `group_rows`)."""
+    key = ("rows", table, column)
+    passes = segment.masks.get(("passes",) + key, 0)
+    if key not in segment.masks and passes < PASSES:
+        segment.masks[("passes",) + key] = passes + 1
+        wanted = pa.array(sorted({v for v in values if v is not None}), pa.string())
+        hits = pc.is_in(getattr(segment, table).column(column), value_set=wanted)
+        return np.flatnonzero(pc.fill_null(hits, False).to_numpy(zero_copy_only=False)).astype(np.int64)
     found = _segment_rows(segment, table, column)
     parts = [found[v] for v in values if v in found]
     return np.sort(np.concatenate(parts)) if parts else _EMPTY
+
+
+def group_rows(index: KeywordIndex, table: str, column: str) -> None:
+    """Group `index`'s rows by `column` now (its main segment's and a delta's), so that even
+    the first lookup finds them without a pass: what a resident process does at start."""
+    _segment_rows(index.main if index.main is not None else index, table, column)
+    live_rows(index, table, column, [])
 
 
 def keep_mask(segment: KeywordIndex, table: str, column: str, values) -> np.ndarray:
