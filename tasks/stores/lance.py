@@ -108,20 +108,6 @@ def vectors_table_name(model: str, dims: int) -> str:
     return f"vectors_{hashlib.sha256(f'{model}|{dims}'.encode()).hexdigest()[:12]}"
 
 
-def read_tables(folder: Path, columns: dict[str, list[str]]) -> dict[str, pa.Table]:
-    """Read-only: the named tables' columns, without creating anything (analytics reads a
-    workspace it must not change). A missing index is a LookupError, not empty tables."""
-    lancedb = _lancedb()
-    if not folder.is_dir():
-        raise LookupError(f"no index at {folder}: run memflow index first")
-    db = lancedb.connect(str(folder))
-    present = set(db.table_names())
-    missing = sorted(set(columns) - present)
-    if missing:
-        raise LookupError(f"index at {folder} has no table {', '.join(missing)}: run memflow index")
-    return {name: _columns(db.open_table(name), cols) for name, cols in columns.items()}
-
-
 def _optimize(table, keep_seconds: float) -> None:
     """Compact `table` and drop its versions older than `keep_seconds` (0: all but the newest,
     which LanceDB warns about; the caller holds the workspace lock)."""
