@@ -13,14 +13,14 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 CONFIG_FILE = "memflow.toml"
+ENV_PREFIX = "MEMFLOW_"
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MEMFLOW_", extra="forbid")
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
     workspace: Path = Path(".")
     # Layer directories: ReMe's names by default; a QwenPaw workspace sets
@@ -150,8 +150,8 @@ class Settings(BaseSettings):
 def load_settings(workspace: str | Path | None = None, **overrides: object) -> Settings:
     """Settings for a workspace: toml file < environment < explicit overrides. A workspace read
     before with the same environment and the same `memflow.toml` is served from memory
-    (building Settings reads the environment through pydantic-settings: ~2 ms, most of a
-    search); the caller gets its own copy."""
+    (building Settings validates every field: ~1-2 ms, much of a search); the caller gets its
+    own copy."""
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("MEMFLOW_")))
     try:
         key = (None if workspace is None else str(workspace), os.getcwd(), env, tuple(sorted(overrides.items())))
@@ -181,12 +181,37 @@ def _stamp(path: Path) -> bytes | None:
         return None
 
 
+def env_values(environ: dict[str, str] | None = None) -> dict[str, object]:
+    """The settings the environment sets: `MEMFLOW_<FIELD>` in any case (a list field's value is
+    JSON); other `MEMFLOW_*` variables (the fleet's, the MCP token...) are not settings. Read here
+    rather than through pydantic-settings, whose import costs a CLI call ~70 ms."""
+    import typing
+
+    out: dict[str, object] = {}
+    for key, value in (os.environ if environ is None else environ).items():
+        if not key.upper().startswith(ENV_PREFIX):
+            continue
+        name = key[len(ENV_PREFIX):].lower()
+        field = Settings.model_fields.get(name)
+        if field is None:
+            continue
+        if typing.get_origin(field.annotation) in (list, dict, set, tuple):
+            import json
+
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{key} is not JSON (a list setting is written like "
+                                 f'["a", "b"]): {exc}') from exc
+        out[name] = value
+    return out
+
+
 def _load_settings(workspace: str | Path | None = None, **overrides: object) -> Settings:
-    from_env = Settings()
-    env_values = from_env.model_dump(include=from_env.model_fields_set)
-    root = Path(workspace if workspace is not None else env_values.get("workspace", ".")).expanduser()
+    env = env_values()
+    root = Path(workspace if workspace is not None else env.get("workspace", ".")).expanduser()
     file_values = _read_toml(Path(root) / CONFIG_FILE)
-    merged = {**file_values, **env_values, **overrides, "workspace": Path(root).resolve()}
+    merged = {**file_values, **env, **overrides, "workspace": Path(root).resolve()}
     return Settings(**merged)
 
 
