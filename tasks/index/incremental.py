@@ -128,8 +128,9 @@ def snapshot_change(settings: Settings, lay: Layout) -> IndexSummary | None:
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
     rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
-    if changed and not publish_delta(lay, settings, current, changed, rows, tables_behind=True):
-        return None
+    with rowmaps.one_pass():  # a scan's few lookups: no grouping of every row by path
+        if changed and not publish_delta(lay, settings, current, changed, rows, tables_behind=True):
+            return None
     skipped, warnings = indexing.remember_problems(lay, plan, problems, skipped, warnings)
     summary = IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
                            unchanged=len(plan.unchanged), chunks=rows[1].num_rows,

@@ -8,6 +8,9 @@ delta replaces and what the superseded lines of a changed file depend on are loo
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +21,20 @@ import pyarrow.compute as pc
 KeywordIndex = Any  # a keyword.KeywordIndex; not imported, keyword imports this module
 
 _EMPTY = np.zeros(0, dtype=np.int64)
-PASSES = 8  # lookups of a column by a scan before its rows are grouped (one write makes ~4)
+_ONE_PASS: contextvars.ContextVar[bool] = contextvars.ContextVar("rowmaps_one_pass", default=False)
+
+
+@contextmanager
+def one_pass() -> Iterator[None]:
+    """Lookups inside find rows not grouped yet by one vectorised pass each, and group nothing:
+    for a process that looks up a column a few times and ends (`memflow index` after an edit:
+    a pass over 100k link rows costs a few ms, grouping them ~45 ms), not for one that searches
+    on (the first lookup groups, later ones are free)."""
+    token = _ONE_PASS.set(True)
+    try:
+        yield
+    finally:
+        _ONE_PASS.reset(token)
 
 
 class Groups:
@@ -57,14 +73,11 @@ def _segment_rows(segment: KeywordIndex, table: str, column: str) -> Groups:
 
 
 def rows_of(segment: KeywordIndex, table: str, column: str, values) -> np.ndarray:
-    """Rows of `segment`'s `table` (docs, links or files) whose `column` is one of `values`.
-    The first few lookups of a column are each one vectorised pass (what a one-shot process
-    needs: a few ms against ~45 ms for grouping 100k link rows); after them the rows are grouped
-    once and found without a pass (a resident process groups them at start: `group_rows`)."""
+    """Rows of `segment`'s `table` (docs, links or files) whose `column` is one of `values`:
+    from the rows grouped by `column` (grouped on first use, kept on the segment), or, inside
+    `one_pass()` while they are not grouped, by one vectorised pass over the column."""
     key = ("rows", table, column)
-    passes = segment.masks.get(("passes",) + key, 0)
-    if key not in segment.masks and passes < PASSES:
-        segment.masks[("passes",) + key] = passes + 1
+    if key not in segment.masks and _ONE_PASS.get():
         wanted = pa.array(sorted({v for v in values if v is not None}), pa.string())
         hits = pc.is_in(getattr(segment, table).column(column), value_set=wanted)
         return np.flatnonzero(pc.fill_null(hits, False).to_numpy(zero_copy_only=False)).astype(np.int64)
@@ -74,8 +87,8 @@ def rows_of(segment: KeywordIndex, table: str, column: str, values) -> np.ndarra
 
 
 def group_rows(index: KeywordIndex, table: str, column: str) -> None:
-    """Group `index`'s rows by `column` now (its main segment's and a delta's), so that even
-    the first lookup finds them without a pass: what a resident process does at start."""
+    """Group `index`'s rows by `column` now (its main segment's and a delta's): what a resident
+    process does at start, so that its first write finds them grouped."""
     _segment_rows(index.main if index.main is not None else index, table, column)
     live_rows(index, table, column, [])
 
