@@ -82,6 +82,43 @@ def test_settings_from_toml_env_and_overrides(tmp_path, monkeypatch):
     assert load_settings(tmp_path, chunk_bytes=1000).chunk_bytes == 1000
 
 
+def test_settings_from_the_environment_as_users_write_them(tmp_path, monkeypatch):
+    """Every field has its MEMFLOW_<FIELD> variable, in any case; a list field is JSON (a clear
+    error when it is not); MEMFLOW_ variables that are not settings (the fleet root, the MCP
+    token) are left alone; the environment beats memflow.toml and loses to arguments."""
+    import subprocess
+    import sys
+
+    from memflow.errors import describe_error
+
+    (tmp_path / "memflow.toml").write_text('lock_wait = 2.0\nmask_secrets = true\n')
+    monkeypatch.setenv("MEMFLOW_LOCK_WAIT", "0.25")
+    monkeypatch.setenv("memflow_mask_secrets", "false")
+    monkeypatch.setenv("MEMFLOW_SECRET_PATTERNS", '["pin ([0-9]+)", "code-[a-z]+"]')
+    monkeypatch.setenv("MEMFLOW_FLEET_ROOT", str(tmp_path / "fleet"))
+    monkeypatch.setenv("MEMFLOW_MCP_TOKEN", "not a setting")
+    monkeypatch.setenv("MEMFLOW_MODEL_API_KEY", "sk-test")
+    settings = load_settings(tmp_path)
+    assert (settings.lock_wait, settings.mask_secrets) == (0.25, False)
+    assert settings.secret_patterns == ["pin ([0-9]+)", "code-[a-z]+"]
+    assert settings.model_api_key.get_secret_value() == "sk-test" and "sk-test" not in repr(settings)
+    assert {"lock_wait", "mask_secrets", "secret_patterns"} <= settings.model_fields_set
+    assert "index_workers" not in settings.model_fields_set  # what the fleet asks: set by nobody
+    assert load_settings(tmp_path, lock_wait=9.0).lock_wait == 9.0
+    probe = ("import sys; from memflow.schemas.settings import load_settings; "
+             f"load_settings({str(tmp_path)!r}); print('pydantic_settings' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"  # ~70 ms of every CLI call, not imported
+    monkeypatch.setenv("MEMFLOW_SECRET_PATTERNS", "pin")
+    with pytest.raises(ValueError, match="MEMFLOW_SECRET_PATTERNS is not JSON"):
+        load_settings(tmp_path)
+    monkeypatch.setenv("MEMFLOW_SECRET_PATTERNS", "[]")
+    monkeypatch.setenv("MEMFLOW_LOCK_WAIT", "soon")
+    with pytest.raises(ValueError) as caught:
+        load_settings(tmp_path)
+    assert describe_error(caught.value)[0].startswith("error: invalid setting lock_wait")
+
+
 def test_settings_served_from_memory_follow_every_change(tmp_path, monkeypatch):
     """Settings are remembered per workspace (a search pays no env parsing), yet an edited
     memflow.toml, a new one, an environment variable or a new working folder is seen at once,
