@@ -70,10 +70,11 @@ def note_facts(note: Note) -> list[Evidence]:
     return facts
 
 
-def speaker(text: str) -> tuple[str, str]:
-    """(speaker the line names, the rest) or ("", text)."""
+def speaker(text: str, people: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """(speaker the line names, the rest) or ("", text). A label such as `Note:` or `Todo:` is no
+    speaker, unless it is the name of one of the `people` talking (a person may be called Tip)."""
     match = _WHO_RE.match(text)
-    if match and match.group(1) not in _NOT_WHO:
+    if match and (match.group(1) not in _NOT_WHO or match.group(1) in people):
         return match.group(1), text[match.end():]
     return "", text
 
@@ -108,7 +109,7 @@ def split_fact(fact: Evidence, people: frozenset[str] = frozenset()) -> list[Evi
     introduces what follows ("Seeing this on the X box:"); in a conversation between `people`
     (`people_in`): nor a statement about the one spoken to (`to_listener`), nor a reaction to
     what they said or sent (`reaction`)."""
-    who, said = speaker(fact.text)
+    who, said = speaker(fact.text, people)
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
     sentences = split_outside(_SENTENCE_RE, sentences_of(said))[0]
@@ -192,9 +193,10 @@ def people_in(note: Note) -> frozenset[str]:
         elif line.startswith("# "):
             kind = "own"
         match = _BULLET_RE.match(line)
-        if match:
-            who = speaker(plain(match.group(1)))[0]
-            if who and who.lower() not in _ROLES:
+        named = _WHO_RE.match(plain(match.group(1))) if match else None
+        if named:  # a label word (`Todo:`) too: between people every line opens on its speaker
+            who = named.group(1)
+            if who.lower() not in _ROLES:
                 speakers.add(who)
                 own_named = own_named or kind != "others"
     return frozenset(others | speakers) if others and own_named else frozenset()
