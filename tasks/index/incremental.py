@@ -34,7 +34,7 @@ from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, IndexSumma
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import indexable, note_indexed
-from memflow.tasks.index.planning import DiskFile, plan_index
+from memflow.tasks.index.planning import DiskFile, needs_hash, plan_index
 from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.statistics import counted_rows
 from memflow.tasks.stores import keyword, rowmaps, segments
@@ -82,9 +82,13 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
         log.warning("an interrupted reindex is completed first")
         return indexing.run_reindex(settings, progress_factory)
     lance_dir = lay.index_dir / indexing.LANCE
-    if delta and (summary := snapshot_change(settings, lay)) is not None:
-        return summary
-    run = indexing.prepare_run(settings, lay, lance_dir)
+    found = None
+    if delta and lance_dir.exists():  # one stat walk, for the snapshot's plan and, if not, the tables'
+        problems: dict[str, str] = {}
+        found = indexing.indexed_files(lay, settings.resource_index_max_bytes, problems), problems
+        if (summary := snapshot_change(settings, lay, *found)) is not None:
+            return summary
+    run = indexing.prepare_run(settings, lay, lance_dir, found)
     if not (delta and indexing.small_change(lay, settings, lance_dir, run)):
         return indexing.full_run(settings, lay, run, progress_factory, embed)
     if run.workers is not None:  # started for a cold run only, which is never a small change
@@ -96,7 +100,8 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     return summary
 
 
-def snapshot_change(settings: Settings, lay: Layout) -> IndexSummary | None:
+def snapshot_change(settings: Settings, lay: Layout, stats: dict[str, tuple[int, int]],
+                    walk_problems: dict[str, str]) -> IndexSummary | None:
     """A workspace scan whose change is small or nothing, planned against the search snapshot's
     files rows; a change is published as a delta segment with the LanceDB tables left behind, as
     a write indexed by name is (`index_paths`): `memflow index` after a few edits, or with none,
@@ -104,24 +109,26 @@ def snapshot_change(settings: Settings, lay: Layout) -> IndexSummary | None:
     written) when the run is not such: too many files changed, a file the scan could not read
     or only re-stamped (`touched`: its files row is re-put), nothing changed while a delta waits
     (the full path compacts it), an embedding model, a stale snapshot or one built from tables
-    of another shape, a compaction due, or a delta that may not be one (`publish_delta`)."""
+    of another shape, a compaction due, or a delta that may not be one (`publish_delta`).
+    `stats`, `walk_problems`: the workspace's stat walk (`indexed_files`); files are hashed
+    only when few enough differ from the snapshot's rows by stat."""
     started = time.perf_counter()
-    if (settings.embedding_model or not (lay.index_dir / indexing.LANCE).exists()
-            or indexing.keyword_stale(lay, settings)):
+    if settings.embedding_model or walk_problems or indexing.keyword_stale(lay, settings):
         return None
     current = keyword.current(indexing.keyword_dir(lay, settings))
     shape = (keyword.read_meta(indexing.keyword_dir(lay, settings)) or {}).get("tables")
     if current is None or current.files is None or shape != indexing.tables_shape():
         return None
-    problems: dict[str, str] = {}
-    stats = indexing.indexed_files(lay, settings.resource_index_max_bytes, problems)
     pipeline = indexing.pipeline_version(settings)
     catalog = whole_catalog(current)
+    differ = sum(needs_hash(DiskFile(rel, size, mtime), catalog.get(rel), pipeline) for rel, (size, mtime) in stats.items())
+    if differ + len(catalog.keys() - stats.keys()) > indexing.SMALL_CHANGE:
+        return None  # the full path plans it (not hashed twice)
+    problems: dict[str, str] = {}
     plan = plan_index(indexing.scan(lay, catalog, pipeline, settings.resource_index_max_bytes, problems, stats),
                       catalog, pipeline)
     changed = plan.added + plan.modified + plan.deleted
-    previous = read_json(lay.index_dir / indexing.WATERMARK, {}) or {}
-    writes = previous.get("writes_since_compaction", 0) + bool(changed)
+    writes = indexing.writes_after(lay, bool(changed))
     if (problems or plan.touched or not plan.unchanged or len(changed) > indexing.SMALL_CHANGE
             or writes >= indexing.COMPACT_EVERY or not (changed or current.main is None)):
         return None  # (nothing changed but a delta waits: the full path compacts it)

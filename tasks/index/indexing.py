@@ -323,14 +323,19 @@ class IndexRun:
     workers: Workers | None = None
 
 
-def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
-    """Scan the workspace against the tables in `lance_dir` and plan the run (nothing written).
-    With no tables yet every file is parsed: a large workspace's parsing workers start first,
-    so that their start overlaps LanceDB's and the scan's (the caller closes them: `full_run`)."""
+def prepare_run(settings: Settings, lay: Layout, lance_dir,
+                found: tuple[dict[str, tuple[int, int]], dict[str, str]] | None = None) -> IndexRun:
+    """Scan the workspace against the tables in `lance_dir` and plan the run (nothing written);
+    `found`: the stat walk already made (`indexed_files` and its problems). With no tables yet
+    every file is parsed: a large workspace's parsing workers start first, so that their start
+    overlaps LanceDB's and the scan's (the caller closes them: `full_run`)."""
     started = time.perf_counter()
     lean_allocators()
     scan_problems: dict[str, str] = {}
-    stats = indexed_files(lay, settings.resource_index_max_bytes, scan_problems)
+    if found is None:
+        stats = indexed_files(lay, settings.resource_index_max_bytes, scan_problems)
+    else:
+        stats, scan_problems = found[0], dict(found[1])
     count = 1 if lance_dir.exists() else worker_count(settings.index_workers, len(stats))
     workers = start_workers(count - 1)
     try:
@@ -343,9 +348,13 @@ def prepare_run(settings: Settings, lay: Layout, lance_dir) -> IndexRun:
         if workers is not None:
             workers.close()
         raise
+    return IndexRun(store, pipeline, plan, scan_problems, writes_after(lay, plan.changed), started, workers)
+
+
+def writes_after(lay: Layout, changed: bool) -> int:
+    """Index runs that wrote since the last LanceDB compaction, this one counted if it writes."""
     previous = read_json(lay.index_dir / WATERMARK, {}) or {}
-    writes = previous.get("writes_since_compaction", 0) + (1 if plan.changed else 0)
-    return IndexRun(store, pipeline, plan, scan_problems, writes, started, workers)
+    return previous.get("writes_since_compaction", 0) + (1 if changed else 0)
 
 
 def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
