@@ -120,43 +120,55 @@ def test_every_locomo_question_keeps_its_context_as_the_budget_grows(locomo_work
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_floor_on_block_cost_packs_the_same_and_looks_at_fewer_hits(seed):
     """`floor`: hits not yet shown are not looked at once less than a block's least cost is
-    left; the context is the same at every budget, and fewer texts are counted."""
-    from memflow.tasks.ground.tokens import BLOCK_FLOOR
+    left (one number, or one per hit's path: `block_floor`); the context is the same at every
+    budget, and fewer texts are counted, fewer still with the floor per path."""
+    from memflow.tasks.ground.tokens import BLOCK_FLOOR, block_floor
 
     rng = random.Random(seed)
-    counted = {0: 0, BLOCK_FLOOR: 0}
+    floors = {"none": 0, "fixed": BLOCK_FLOOR, "per path": block_floor}
+    counted = dict.fromkeys(floors, 0)
     for _ in range(20):
         hits, weights = generated_hits(rng)
-        hits += [SearchResult(id=f"x{n}", path=f"daily/2026-04-0{1 + n % 9}/t{n}.md", start_line=3,
-                              end_line=3, text=f"## Facts\n- {rng.choice(list(weights))} {word(rng)}",
+        folder = "/".join(word(rng) for _ in range(rng.randint(1, 4)))  # paths of many lengths
+        hits += [SearchResult(id=f"x{n}", path=f"{folder}/2026-04-0{1 + n % 9}/{word(rng)}-{n}.md",
+                              start_line=3, end_line=3, text=f"## Facts\n- {rng.choice(list(weights))} {word(rng)}",
                               score=0.01 / (n + 1)) for n in range(rng.randint(20, 120))]
         neighbours = rng.randint(0, 2)
         budgets = sorted(rng.sample(range(40, 3000), 6))
         packs = {}
-        for floor in counted:
-            def count(text: str, floor=floor) -> int:
-                counted[floor] += 1
+        for name, floor in floors.items():
+            def count(text: str, name=name) -> int:
+                counted[name] += 1
                 return count_tokens(text)
             pack = hit_packer(hits, weights, count, neighbours=neighbours, floor=floor)
-            packs[floor] = [pack(budget) for budget in budgets]
-        assert packs[BLOCK_FLOOR] == packs[0], seed
-    assert counted[BLOCK_FLOOR] < counted[0], counted
+            packs[name] = [pack(budget) for budget in budgets]
+        assert packs["fixed"] == packs["none"], seed
+        assert packs["per path"] == packs["none"], seed
+    assert counted["per path"] < counted["fixed"] < counted["none"], counted
 
 
 def test_no_block_costs_less_than_the_floor():
-    from memflow.tasks.ground.tokens import BLOCK_FLOOR
+    """`BLOCK_FLOOR` is the least any block costs, and `block_floor(path)` no more than what
+    a block of a hit in that path costs, whatever the path's characters (letters, digits,
+    punctuation, spaces, CJK, emoji: where the pre-tokenizer cuts a header is what it rests on),
+    the lines, the line numbers and the heading."""
+    from memflow.tasks.ground.tokens import BLOCK_FLOOR, block_floor
     from memflow.tasks.recall.packing import block
 
     rng = random.Random(11)
-    alphabet = "abcXYZ019 _-.:/[]()#^é中文🙂\t'\""
-    least = 1 << 30
+    alphabet = "abcXYZ019 _-.:/[]()#^é中文🙂\t'\"Ls"
+    least, tight = 1 << 30, 0
     for n in range(20000):
-        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8)))
+        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
         line = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))).strip() or "x"
         start = rng.choice([1, 9, 12, 345, 99999])
         hit = SearchResult(id=str(n), path=path, start_line=start, end_line=start, text=line, score=1.0,
                            heading_path=rng.choice(["", "# A", "## b > ### C"]))
         text = block(hit, [0])
         parts = text.split("\n")
-        least = min(least, sum(count_tokens(p + "\n") for p in parts[:-1]) + count_tokens(parts[-1]))
+        cost = sum(count_tokens(p + "\n") for p in parts[:-1]) + count_tokens(parts[-1])
+        assert cost >= block_floor(path), (path, text)
+        tight += cost == block_floor(path)
+        least = min(least, cost)
     assert BLOCK_FLOOR <= least <= BLOCK_FLOOR + 1, least
+    assert tight > 100, tight  # the floor is reached, not only a bound

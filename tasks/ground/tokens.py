@@ -46,3 +46,14 @@ def truncate_tokens(text: str, budget: int) -> str:
 # path's start, ":L", the first number, "-L", the second, "]" with the line end), and the one
 # line under it is at least one (tests/test_monotone_packing.py checks it on random paths).
 BLOCK_FLOOR = 7
+
+
+@lru_cache(maxsize=1 << 16)
+def block_floor(path: str) -> int:
+    """The fewest cl100k tokens a packed block of a hit in `path` costs, never below
+    `BLOCK_FLOOR`: its header starts `[PATH:L` and a line number follows, and the pre-tokenizer
+    cuts the header there as it cuts that prefix alone (the `L` is a letter run, which stops at
+    a digit; every earlier piece ends inside the prefix), so the prefix's tokens are the
+    header's first ones; four more pieces follow (the first number, `-L`, the last number,
+    `]`), then the line, at least one (tests/test_monotone_packing.py, on random paths)."""
+    return max(BLOCK_FLOOR, count_tokens(f"[{path}:L") + 5)

@@ -269,7 +269,7 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
            tokenizer: str = "bigram", neighbours: int = 1,
            window: tuple[date, date] | None = None,
            citations: Callable[[str, int], frozenset] | None = None,
-           floor: int = 0) -> Callable[[int], list[str]]:
+           floor: int | Callable[[str], int] = 0) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget, and what a budget packs every larger budget packs too
     (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
@@ -286,7 +286,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
                tokenizer: str = "bigram", neighbours: int = 1,
                window: tuple[date, date] | None = None,
                citations: Callable[[str, int], frozenset] | None = None,
-               floor: int = 0) -> Callable[[int], list[tuple[int, str]]]:
+               floor: int | Callable[[str], int] = 0) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows.
 
     The context at a budget is the longest prefix of one sequence of lines that fits, so what
@@ -294,8 +294,9 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     budget: it is the lines a greedy packer in rank order adds at each rung of a doubling
     ladder (`RUNGS`), each rung starting from the lines of the one below; a line too long for
     a rung waits for the next instead of holding back the shorter lines of the hits after it.
-    `floor`: the tokens (by `count`) no block, a header and one line, costs fewer of
-    (`tokens.BLOCK_FLOOR` for cl100k): where less is left, a hit not yet shown is not looked at."""
+    `floor`: the tokens (by `count`) no block, a header and one line, costs fewer of, or that
+    per hit's path (`tokens.block_floor` for cl100k: a long path makes a dear header): where
+    less is left, a hit not yet shown is not looked at."""
     count = lru_cache(maxsize=None)(count)
     asked = {t for t, w in weights.items() if w > 0}
 
@@ -337,7 +338,8 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         order = newest_lines(asking, results[i].date, tokenizer, window, asked)
         return {offsets[k]: n for n, k in enumerate(order)}
 
-    sequence = Sequence(len(results), floor)
+    least = floor if callable(floor) else (lambda path: floor)
+    sequence = Sequence(len(results), lambda i: least(results[i].path))
 
     @lru_cache(maxsize=None)
     def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:

@@ -75,9 +75,10 @@ class Sequence:
     """The sequence built so far (up to `rung`): `steps` holds, per line added, the hit, the
     hit's block text with it, and the tokens of the whole context at that point."""
 
-    def __init__(self, hits: int, floor: int = 0):
+    def __init__(self, hits: int, floor: Callable[[int], int] | None = None):
         self.rung = 0.0
-        self.floor = floor  # no hit's first block costs fewer tokens (header and one line)
+        # hit -> the tokens no block of it costs fewer of (its header and one line)
+        self.floor = floor or (lambda i: 0)
         self.steps: list[tuple[int, str, int]] = []
         self.next = [0] * hits
         self.chosen: list[tuple[int, ...]] = [()] * hits
@@ -114,7 +115,7 @@ class Sequence:
         pending = reach < len(self.next)
         for code in (False, True):
             for i in range(reach):
-                if not self.chosen[i] and self.used + self.floor + bool(self.used) > rung:
+                if not self.chosen[i] and self.used + self.floor(i) + bool(self.used) > rung:
                     # a new block cannot fit: its lines are not even chosen (most of a long
                     # candidate list once the rung is full); what it would skip as said already
                     # stays said at every larger rung, so the sequence is the same
