@@ -412,6 +412,7 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
 
 
 _BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s")
+_ANY_BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s", re.MULTILINE)
 _UNTIL_RE = re.compile(r"^\s+[-*+]\s+until ")
 
 
@@ -427,6 +428,8 @@ def _fact_key(line: str) -> str | None:
 def elide_repeats(text: str, said: set[str]) -> tuple[str, set[str], int]:
     """A result's text without the fact lines already shown above it (a digest line and the
     daily line it came from say one fact); returns (text, its new fact lines, lines dropped)."""
+    if _ANY_BULLET_RE.search(text) is None:  # no fact line (a transcript window, prose)
+        return text, set(), 0
     out, fresh, dropped = [], set(), 0
     for line in text.split("\n"):
         key = _fact_key(line)

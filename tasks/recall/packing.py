@@ -48,26 +48,29 @@ KEEP = 0.3
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
     """Per line of `result.text`: the summed idf of the query terms it has (0 for no content)."""
-    return [0.0 if terms is None else _score(terms, weights) for terms, _, _ in _lines(result, tokenizer)]
+    asked = [(f" {term} ", weight) for term, weight in weights.items()]
+    return [0.0 if terms is None else _score(terms, asked) for terms, _, _ in _lines(result, tokenizer)]
 
 
 _LINES: dict[tuple[str, str, bool], tuple] = {}
 _LINES_KEPT = 1 << 14
 
 
-def _lines(result: SearchResult, tokenizer: str) -> tuple[tuple[frozenset[str] | None, bool, bool], ...]:
-    """Per line of a hit's text: its search terms (None for a line without content, `_content`),
-    whether it is replaced, whether it is code; kept across searches (a resident process meets
-    the same candidates again and again). The terms of a line as the index stored it are read
-    from the hit's row (`SearchResult._indexed`), not tokenized again: a first search over
-    lines never seen cost 2-3x a repeated one."""
+def _lines(result: SearchResult, tokenizer: str) -> tuple[tuple[str | None, bool, bool], ...]:
+    """Per line of a hit's text: its search terms as one string, each term between spaces
+    (None for a line without content, `_content`), whether it is replaced, whether it is code;
+    kept across searches (a resident process meets the same candidates again and again). The
+    terms of a line as the index stored it are read from the hit's row (`SearchResult._indexed`),
+    not tokenized again: a first search over lines never seen cost 2-3x a repeated one."""
     transcript = result.path.endswith(".jsonl")
-    key = (result.text, tokenizer, transcript)
+    text = result.text
+    key = (text, tokenizer, transcript)
     found = _LINES.get(key)
     if found is None:
         known = _indexed_lines(result)
+        replaced, code = "(replaced " in text, " (L" in text  # most texts have neither
         found = tuple((_known_terms(line, known, tokenizer, transcript) if _content(line) else None,
-                       is_replaced(line), is_code(line)) for line in result.text.split("\n"))
+                       replaced and is_replaced(line), code and is_code(line)) for line in text.split("\n"))
         if len(_LINES) >= _LINES_KEPT:
             del _LINES[next(iter(_LINES))]  # the oldest first
         _LINES[key] = found
@@ -84,25 +87,24 @@ def _indexed_lines(result: SearchResult) -> dict[str, str]:
     return dict(zip(lines, terms)) if len(lines) == len(terms) else {}
 
 
-def _known_terms(line: str, known: dict[str, str], tokenizer: str, transcript: bool) -> frozenset[str]:
+def _known_terms(line: str, known: dict[str, str], tokenizer: str, transcript: bool) -> str:
     stored = known.get(unlabelled(line)) if known else None
-    return frozenset(stored.split()) if stored is not None else _terms(line, tokenizer, transcript)
+    return f" {stored} " if stored is not None else _terms(line, tokenizer, transcript)
 
 
-def _score(terms: frozenset[str], weights: dict[str, float]) -> float:
-    """The summed weights of `terms`, exactly rounded (`math.fsum`): a set's order changes
-    with the process's hash seed, and a plain float sum with it, which broke ties between
-    lines differently from run to run."""
-    if terms.isdisjoint(weights):  # most lines of a candidate have none of the query's terms
-        return 0.0
-    return math.fsum(weights[t] for t in terms if t in weights)
+def _score(terms: str, asked: list[tuple[str, float]]) -> float:
+    """The summed weights of the `asked` terms (each between spaces) that `terms` holds,
+    exactly rounded (`math.fsum`: the sum does not depend on the order the terms come in)."""
+    found = [weight for term, weight in asked if term in terms]
+    return math.fsum(found) if found else 0.0
 
 
 @lru_cache(maxsize=1 << 16)
-def _terms(line: str, tokenizer: str, transcript: bool) -> frozenset[str]:
-    """A line's search terms (a piece's place, `L45 part 2/5`, is no words of the message),
-    kept across searches: a resident process meets the same candidate lines again and again."""
-    return frozenset(line_words(unlabelled(line), tokenizer, transcript))
+def _terms(line: str, tokenizer: str, transcript: bool) -> str:
+    """A line's search terms, each between spaces (a piece's place, `L45 part 2/5`, is no
+    words of the message), kept across searches: a resident process meets the same candidate
+    lines again and again."""
+    return f" {' '.join(line_words(unlabelled(line), tokenizer, transcript))} "
 
 
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
