@@ -191,6 +191,30 @@ def test_explicit_date_and_timezone(settings, lay):
     assert forced.path.startswith("daily/2026-01-09/")
 
 
+def test_messages_without_a_time_are_dated_by_their_capture_and_still_recognised(settings, lay):
+    """OpenAI-style messages carry no time: the log notes the day they were captured
+    (`logged_at`), so their transcript is dated like their daily note (search shows the date
+    and orders what changed); sent again they are not logged twice; the message as given is
+    kept as it was."""
+    from memflow.tasks.index import run_index
+    from memflow.tasks.recall import search
+
+    plain = [{"role": "user", "content": "The standup moved to 9:45 on weekdays."},
+             {"role": "assistant", "content": "Noted, 9:45 it is."}]
+    auto_memory(settings, plain, "s7", day=date(2026, 2, 3))
+    auto_memory(settings, plain, "s7", day=date(2026, 2, 3))
+    log = read_log(lay, "s7")
+    assert [m["logged_at"] for m in log] == ["2026-02-03", "2026-02-03"]
+    assert [{k: v for k, v in m.items() if k != "logged_at"} for m in log] == plain
+    run_index(settings)
+    hits = [h for h in search(settings, "standup weekdays", limit=10).results if h.path.endswith(".jsonl")]
+    assert hits and hits[0].date == date(2026, 2, 3)
+    # without a date of the call, an untimed message after a timed one takes its date, as before
+    auto_memory(settings, [{"role": "user", "timestamp": "2026-05-01T10:00:00Z", "content": "The gym opens at six."},
+                           {"role": "user", "content": "The pool opens at seven."}], "s8")
+    assert [m.get("logged_at") for m in read_log(lay, "s8")] == [None, None]
+
+
 def test_events_only_when_something_changed(settings, lay):
     auto_memory(settings, conv(), "s1")
     auto_memory(settings, conv(), "s1")

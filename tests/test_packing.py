@@ -132,3 +132,22 @@ def test_line_scores_do_not_depend_on_the_order_of_a_lines_terms():
                            score=1.0, text="\n".join(lines))
         scores = set(line_scores(hit, weights, "bigram"))
         assert len(scores) == 1 and scores.pop() > max(weights.values())
+
+
+def test_a_related_line_is_never_packed_as_evidence():
+    """A digest node's `Related: [[..]], [[..]]` line matches a query through its targets'
+    names only ("work" in `the-user-work.md`): packing never shows it, so it costs no budget;
+    a person's own line of links is content and is packed."""
+    from memflow.schemas.recall import SearchResult
+    from memflow.tasks.recall import packer
+
+    related = SearchResult(id="r", path="digest/personal/the-user-life.md", start_line=12, end_line=12,
+                           score=1.0, text="# The user – life\n[Part 3/3]\nRelated: [[digest/personal/the-user-work.md]], "
+                                           "[[digest/personal/the-user-health.md]]")
+    fact = SearchResult(id="f", path="daily/2026-03-03/acme.md", start_line=13, end_line=13, score=0.5,
+                        text="# Acme\n## Facts\n- I work at Acme as a data engineer. [[session/dialog/s1.jsonl#L1]]")
+    mine = SearchResult(id="m", path="resource/notes/work.md", start_line=3, end_line=3, score=0.4,
+                        text="# Work\n- [[digest/personal/the-user-work.md]]")
+    blocks = packer([related, fact, mine], {"work": 1.0}, count_tokens)(300)
+    assert not any("Related:" in b for b in blocks), blocks
+    assert any("I work at Acme" in b for b in blocks) and any(b.startswith("[resource/notes/work.md") for b in blocks)

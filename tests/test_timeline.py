@@ -178,6 +178,39 @@ def test_a_value_of_one_kind_about_the_asked_subject_comes_newest_first_however_
         assert newest_first(kinds, "bigram", asked=asked) == [0, 1, 2], kinds
 
 
+@pytest.mark.parametrize("seed", [int(s) for s in __import__("os").environ.get("MEMFLOW_SEEDS", "7,19,43").split(",")])
+def test_a_newer_line_about_another_subject_the_question_does_not_name_is_not_pulled_first(seed):
+    """"My sister lives in Oslo" and, later, "My brother lives in Bergen": one word apart
+    besides the value, but the question names the sister, so the newer line answers another
+    question and rank order stands; asked about the brother, or with the same subject, the
+    newer line comes first as before. Pseudo-words from vocabularies of hundreds a slot."""
+    import random
+
+    from test_change_rule import vocabulary
+
+    from memflow.tasks.ground.tokenize import tokenize
+    from memflow.tasks.recall.timeline import newest_first
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 1200)
+    relations, verbs, places = words[0::3], words[1::3], [w.capitalize() for w in words[2::3]]
+    for _ in range(100):
+        one, two = rng.sample(relations, 2)
+        verb = rng.choice(verbs)
+        here, there = rng.sample(places, 2)
+        frame = rng.choice(["[session/dialog/s{n}.jsonl:L1-L2] Session s{n}, {day}\nuser: My {who} {verb}s in {place}.",
+                            "[daily/{day}/n{n}.md:L13-L13] Facts\n- My {who} still {verb}s in {place}. #L13"])
+        old = frame.format(n=1, day="2026-03-04", who=one, verb=verb, place=here)
+        new = frame.format(n=2, day="2026-04-12", who=two, verb=verb, place=there)
+        moved = frame.format(n=2, day="2026-04-12", who=one, verb=verb, place=there)
+
+        def asked(subject):
+            return set(tokenize(f"Where does my {subject} {verb}?", "bigram"))
+        assert newest_first([old, new], "bigram", asked=asked(one)) == [0, 1], (old, new)
+        assert newest_first([new, old], "bigram", asked=asked(two)) == [0, 1], (new, old)
+        assert newest_first([old, moved], "bigram", asked=asked(one)) == [1, 0], (old, moved)
+
+
 def test_a_packed_block_shows_its_date_once_when_its_lines_do_not():
     from memflow.schemas.recall import SearchResult
     from memflow.tasks.recall.packing import block

@@ -202,7 +202,7 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     write = writer or offline_writer
     tomb = tombstones.load(lay)
     full_log, new_lines, stopped = append_messages(
-        lay, session_id, messages, lambda m: tomb.stops(message_key(m), message_text(m)))
+        lay, session_id, messages, lambda m: tomb.stops(message_key(m), message_text(m)), day, today(settings))
     source = log_path(lay, session_id)
     result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
                               new_messages=len(new_lines), skipped=skipped, stopped=stopped,

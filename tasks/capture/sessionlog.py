@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from datetime import date
 
-from memflow.tasks.ground.transcript import message_date, message_text  # noqa: F401 (re-exported)
+from memflow.tasks.ground.transcript import message_date, message_text, own_time  # noqa: F401 (re-exported)
 from memflow.tasks.ground.workspace import Layout, check_session_id
 from memflow.tasks.stores.files import append_line
 
@@ -75,13 +75,22 @@ def read_log(lay: Layout, session_id: str) -> list[dict]:
 
 
 def append_messages(lay: Layout, session_id: str, messages: list[dict],
-                    forgotten: Callable[[dict], bool] | None = None) -> tuple[list[dict], list[int], int]:
+                    forgotten: Callable[[dict], bool] | None = None,
+                    day: date | None = None, today: date | None = None) -> tuple[list[dict], list[int], int]:
     """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones, how
-    many new ones `forgotten` stopped: forgotten by `memflow forget`, so not logged again)."""
+    many new ones `forgotten` stopped: forgotten by `memflow forget`, so not logged again).
+
+    A message with no time of its own (OpenAI-style messages have none) is logged with the day
+    it was captured as `logged_at` (`day`, the capture's date, else `today`): its transcript
+    lines are dated like its daily note, so search shows their date and orders what changed
+    (`transcript.message_date`). Without `day`, one after a message with a time takes that
+    message's date instead, as before. `logged_at` is not part of a message's identity: the
+    same message sent again is still recognised (`message_key`)."""
     log = read_log(lay, session_id)
     seen = {message_key(m) for m in log}
     path = lay.root / log_path(lay, session_id)
     new_lines, stopped = [], 0
+    timed = any(own_time(m) is not None for m in log)
     for message in messages:
         cleaned = clean_message(message)
         if cleaned is None or message_key(cleaned) in seen:
@@ -91,6 +100,10 @@ def append_messages(lay: Layout, session_id: str, messages: list[dict],
             stopped += 1
             continue
         seen.add(message_key(cleaned))
+        if own_time(cleaned) is not None:
+            timed = True
+        elif day is not None or not timed:
+            cleaned["logged_at"] = (day or today or date.today()).isoformat()
         append_line(path, json.dumps(cleaned, ensure_ascii=False, default=str))
         log.append(cleaned)
         new_lines.append(len(log))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from memflow.tasks.ground.transcript import own_time
+
 ROLES = ("user", "assistant", "system", "developer", "tool", "function")
 
 
@@ -35,7 +37,7 @@ def problem_of(message: object) -> str | None:
             return f"content part {bad[0]} is neither text nor an object with a type"
     elif not (isinstance(content, str) or (content is None and role in ("assistant", "tool", "function"))):
         return f"content must be text or a list of content parts, got {_kind(content)}"
-    stamp = next((message[k] for k in ("timestamp", "time", "created_at") if message.get(k) not in (None, "")), None)
+    stamp = own_time(message)
     if stamp is not None and not _valid_time(stamp):
         return f"timestamp {stamp!r} is neither ISO 8601 nor epoch seconds"
     if "id" in message and not isinstance(message["id"], (str, int)) or isinstance(message.get("id"), bool):

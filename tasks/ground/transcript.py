@@ -28,9 +28,17 @@ def message_text(message: dict) -> str:
     return "\n".join(parts)
 
 
+def own_time(message: dict) -> object:
+    """A message's own timestamp as given (`timestamp`, `time` or `created_at`), else None."""
+    return next((message[k] for k in ("timestamp", "time", "created_at") if message.get(k) not in (None, "")), None)
+
+
 def message_date(message: dict, tz: str) -> date | None:
-    """Date of a message's timestamp (ISO string or epoch seconds) in the workspace timezone."""
-    stamp = message.get("timestamp") or message.get("time") or message.get("created_at")
+    """Date of a message's timestamp (ISO string or epoch seconds) in the workspace timezone;
+    for a message logged without one, the day it was captured (`logged_at`)."""
+    stamp = own_time(message)
+    if stamp is None:
+        stamp = message.get("logged_at")
     if stamp in (None, ""):
         return None
     try:

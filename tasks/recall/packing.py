@@ -163,8 +163,15 @@ def _split(text: str) -> list[str]:
 
 
 def _content(line: str) -> bool:
-    """A line that says something (not blank, a heading or a chunk's `[Part 2/3]` marker)."""
-    return bool(line.strip()) and not line.startswith("#") and not line.startswith("[Part ")
+    """A line that says something (not blank, a heading, a chunk's `[Part 2/3]` marker, or a
+    digest node's `Related: [[a]], [[b]]`, which says nothing itself and matched only through
+    its targets' names; the result carries its links anyway)."""
+    return bool(line.strip()) and not line.startswith("#") and not line.startswith("[Part ") \
+        and not (line.startswith("Related: [[") and _RELATED_RE.match(line))
+
+
+# the line the dream writes under a node (`dream.digest`): links to related nodes only
+_RELATED_RE = re.compile(r"Related: \[\[[^\[\]]+\]\](?:, \[\[[^\[\]]+\]\])*\s*$")
 
 
 _TAIL_LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)\]\]\s*$")

@@ -226,14 +226,16 @@ def said_terms(line: str, tokenizer: str) -> frozenset[str]:
 def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = frozenset()) -> bool:
     """Two lines in the same frame with another value, by their own terms, no word list: each
     has terms the other lacks, and either they share at least two terms with at most
-    max(2, shared / 2) differing on a side (one slot differs), or they hold the same of the
-    question's terms (`asked`; at least two, all but one of either's), so the question's
+    max(2, shared / 2) differing on a side (one slot differs) and none of the differing terms
+    is one of the question's (`asked`: "my sister lives in Oslo" and "my brother lives in
+    Bergen" answer different questions when the question names the sister), or they hold the
+    same of the question's terms (at least two, all but one of either's), so the question's
     subject and predicate, with something else beside them."""
     shared = len(a & b)
     left, right = a - b, b - a
     if shared < 2 or not left or not right:
         return False
-    if max(len(left), len(right)) <= max(2, shared // 2):
+    if max(len(left), len(right)) <= max(2, shared // 2) and not (left | right) & asked:
         return True
     both = len(a & b & asked)
     return both >= 2 and both >= max(len(a & asked), len(b & asked)) - 1 and bool(left - asked) \
@@ -264,7 +266,8 @@ def same_question_pairs(lines: list[frozenset[str]], asked: frozenset[str] = fro
     on_asked = has[:, asked_columns]
     both = (on_asked @ on_asked.T).astype(np.int64)  # |a & b & asked|
     mine = np.diag(both)  # |a & asked|
-    one_slot = np.maximum(left, right) <= np.maximum(2, shared // 2)
+    one_slot = (np.maximum(left, right) <= np.maximum(2, shared // 2)) \
+        & (mine[:, None] == both) & (mine[None, :] == both)  # no asked term differs
     same_asked = (both >= 2) & (both >= np.maximum(mine[:, None], mine[None, :]) - 1) \
         & (left - (mine[:, None] - both) > 0) & (right - (mine[None, :] - both) > 0)
     found = (shared >= 2) & (left > 0) & (right > 0) & (one_slot | same_asked)
