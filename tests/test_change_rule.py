@@ -129,6 +129,27 @@ def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
             assert relation(new, old) is None, (old, new)
 
 
+def test_an_occasion_changes_only_when_the_new_one_is_set_against_it(vocab):
+    """An occasion (a prepositional phrase after the object) is kept apart from the value it
+    qualifies, but a statement that sets a new one against it outright ("on Tuesdays instead of
+    Fridays", "rather than", "from Fridays to Tuesdays") and restates what is done is a change;
+    the same occasion beside another value, or the contrast about something else, is not."""
+    rng, v = vocab
+    for _ in range(200):
+        verb, noun, other = pick(rng, v, "verb"), pick(rng, v, "noun"), pick(rng, v, "object")
+        q1, q2, a, b = pick(rng, v, "name", 4)  # capitalised occasions (days, places), people
+        old = f"We {verb} the {noun} on {q1}."
+        for new in (f"We now {verb} the {noun} on {q2} instead of {q1}.",
+                    f"We {verb} the {noun} on {q2} rather than {q1}.",
+                    f"We moved the {noun} {verb} from {q1} to {q2}."):
+            assert relation(new, old) == "replaces", (old, new)
+        for new in (f"We moved the {other} from {q1} to {q2}.",          # another thing moved
+                    f"We {verb} the {other} on {q2} instead of {q1}.",    # another object
+                    f"We {verb} the {noun} on {q1} and {q2}."):           # an occasion added
+            assert relation(new, old) is None, (old, new)
+        assert relation(f"I have {other} with {b} on {q1}.", f"I have {noun} with {a} on {q1}.") is None
+
+
 def test_the_same_statement_again_is_the_same(vocab):
     rng, v = vocab
     for _ in range(100):
@@ -212,8 +233,9 @@ def test_a_part_after_and_keeps_the_head_it_continues(vocab):
 
 
 def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
-    """A sentence opening on "it", "this", "that" (它, 这, 那) is joined to the statement before
-    it instead of becoming a fact of its own; the other statements of the line stay apart."""
+    """A sentence opening on "it", "this", "that" (它, 这, 那) or on the third person ("she",
+    "he", "they"; 她, 他) is joined to the statement before it instead of becoming a fact of its
+    own (a node named "She is great"); the other statements of the line stay apart."""
     from memflow.schemas.dream import Evidence
     from memflow.tasks.dream.consolidation import split_fact
 
@@ -221,7 +243,7 @@ def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
     for _ in range(100):
         v1, v2, v3 = pick(rng, v, "verb", 3)
         adj, noun, obj, name = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "name")
-        pointer = rng.choice(["It", "It's", "This", "That", "That's", "These", "Those"])
+        pointer = rng.choice(["It", "It's", "This", "That", "That's", "These", "Those", "She", "He", "They"])
         first, back, other = (f"I {v1} the {adj} {noun} in {name}.", f"{pointer} {v2}s my {obj} a lot.",
                               f"My {obj} {v3}s {rng.randint(2, 99)} {noun}s.")
         said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4],
@@ -232,6 +254,26 @@ def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
         a, b, c = pick(rng, v, "han", 3)
         zh = f"我在{a}{b}。这{c}很{pick(rng, v, 'han')}。"
         assert [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=zh))] == [zh]
+
+
+def test_a_title_or_an_initial_does_not_end_a_sentence(vocab):
+    """"My dentist is Dr. Lee." stays one statement (it was cut into "My dentist is Dr." and
+    a lost "Lee."): a period after an initial or a capitalised abbreviation without a vowel
+    (generated: no list of titles) does not end the sentence; after a word it does."""
+    from memflow.schemas.dream import Evidence
+    from memflow.tasks.dream.consolidation import split_fact
+
+    rng, v = vocab
+    consonants = "bcdfghjklmnpqrstvwxz"
+    for _ in range(100):
+        noun, obj, verb = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "verb")
+        name, word = pick(rng, v, "name"), pick(rng, v, "name")
+        title = rng.choice(consonants).upper() + "".join(rng.choice(consonants) for _ in range(rng.randint(0, 3)))
+        first = f"My {noun} is {title}. {name}."
+        second = f"I {verb} the {obj} with {word}."
+        said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4],
+                                                    text=f"{first} {second}"))]
+        assert said == [first, second], said
 
 
 def test_between_people_a_reaction_to_what_the_other_sent_is_no_fact_of_the_speaker(vocab):
@@ -249,7 +291,7 @@ def test_between_people_a_reaction_to_what_the_other_sent_is_no_fact_of_the_spea
         adj, noun, obj = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object")
         who, other = (n.capitalize() for n in pick(rng, v, "name", 2))
         people = frozenset({who, other})
-        pointer = rng.choice(["It", "It's", "This", "That", "That's", "These", "Those"])
+        pointer = rng.choice(["It", "It's", "This", "That", "That's", "These", "Those", "She", "He", "They"])
         back = rng.choice([f"{pointer} {v1}s so {adj}!", f"{pointer} {noun} is {adj}.",
                            f"{pointer} {v1}s like a {adj} {noun}."])
         mine = f"My {obj} {v2}s {rng.randint(2, 99)} {noun}s."

@@ -373,18 +373,41 @@ def named_change(new: str, old: str) -> bool:
         return False
     old_norms = {t.norm for t in a}
     subject_norms = set(subj.split())
+    # what the old statement says besides its subject: an occasion's change restates all of it
+    # ("we deploy the search service on Tuesdays instead of Fridays" is no change of when the
+    # billing service is deployed)
+    frame = {t.norm for t in a if t.kind == "word"} - subject_norms
     for i, value in enumerate(a):
         if value.norm in subject_norms:
             continue
         if value.kind not in ("num", "name", "code") and not _word_from_to(b, value, old_norms):
             continue
         if value.kind == "word" or _is_qualifier(a, i, _pronoun_led(old)):
-            if value.kind == "word":
+            if value.kind == "word" or (_set_against(b, value, old_norms) and frame <= {t.norm for t in b}):
                 return True
-            continue
+            continue  # a shared occasion ("on Fridays") beside another value is not its change
         spots = [j for j, t in enumerate(b) if t.norm == value.norm]
         fresh = [j for j, t in enumerate(b) if t.kind == value.kind and t.norm not in old_norms]
         if any(any(t.kind == "prep" for t in b[min(s, f) + 1:max(s, f)]) for s in spots for f in fresh):
+            return True
+    return False
+
+
+def _set_against(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
+    """Does the new statement set a new value of the old value's kind against it, outright:
+    "<new> instead of <old>", "<new> rather than <old>", "from <old> to <new>"? Only so does a
+    qualifier's value change ("on Tuesdays instead of Fridays"): the same occasion next to
+    another value ("dinner with Bo on Fridays" after "lunch with Ana on Fridays") is no change."""
+    def fresh(tok: Tok | None) -> bool:
+        return tok is not None and tok.kind == value.kind and tok.norm not in old_norms
+
+    for j, tok in enumerate(b):
+        if tok.norm != value.norm:
+            continue
+        before = [t.norm for t in b[max(0, j - 2):j]]
+        if before[-2:] in (["instead", "of"], ["rather", "than"]) and fresh(b[j - 3] if j >= 3 else None):
+            return True
+        if before[-1:] == ["from"] and j + 2 < len(b) and b[j + 1].norm == "to" and fresh(b[j + 2]):
             return True
     return False
 

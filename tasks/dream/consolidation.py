@@ -30,6 +30,7 @@ from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.dream.change import clauses, other_context, split_outside
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
 from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
+from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
 from memflow.tasks.ground.speakers import OTHERS_TITLE
 from memflow.tasks.ground.workspace import date_of
 
@@ -92,7 +93,7 @@ def make_unit(fact: Evidence) -> Unit:
 
 
 _CODE_RE = re.compile(r"```.*?```|`[^`\n]{40,}`|\[code(?:: [\w+#.-]+)?, \d+ lines\]", re.DOTALL)
-_SENTENCE_RE = re.compile(r"(?<=[.!?:])\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？：])|\n")
+_SENTENCE_RE = re.compile(rf"(?<=[.!?:]){NOT_AN_ABBREVIATION}\s+(?=[A-Z\u4e00-\u9fff])|(?<=[。！？：])|\n")
 # what a chat appends to a message it sends with something ("... for it? [image: a photo of ...]")
 _ATTACHMENT = r"\[[^\[\]\n]*\]"
 # a sentence that ends with what was sent with it ("... for it? [image: ...] Great!") ends after it
@@ -206,15 +207,19 @@ def people_in(note: Note) -> frozenset[str]:
 # about what was said before it: a closed class of words, not a list of topics
 _ANAPHOR_RE = re.compile(r"^(?:(?:it|this|that|these|those)(?:['’](?:s|ll|d|re|ve))?\b|[它这那])", re.IGNORECASE)
 _CJK_END_RE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]$")
+# a statement whose subject is someone or something named before it in the same line: the
+# pointing pronouns above, and the third person's (closed classes, English and Chinese)
+_POINTS_BACK_RE = re.compile(r"^(?:(?:he|she|they)(?:['’](?:s|ll|d|re|ve))?\b|[他她]们?)", re.IGNORECASE)
 
 
 def with_antecedents(parts: list[str]) -> list[str]:
     """Each part that opens on a pronoun pointing back, joined to the part before it: on its
-    own ("It's gonna be a big step.", "It went alright.") it says nothing a reader of the
-    digest could place, and a change of what it points to should take it along."""
+    own ("It's gonna be a big step.", "It went alright.", "She is great with kids." after "My
+    dentist is Dr. Lee.") it says nothing a reader of the digest could place (a node named "She
+    is great"), and a change of what it points to should take it along."""
     out: list[str] = []
     for part in parts:
-        if out and _ANAPHOR_RE.match(part):
+        if out and (_ANAPHOR_RE.match(part) or _POINTS_BACK_RE.match(part)):
             if _CJK_END_RE.search(out[-1]):  # Chinese: no space
                 out[-1] = out[-1] + ("" if out[-1].endswith(("。", "！", "…")) else "。") + part
             else:

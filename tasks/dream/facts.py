@@ -32,14 +32,22 @@ _SMALL_TALK = re.compile(
 _PLEASANTRY = re.compile(
     r"^(let me know if|feel free to|hope (this|that) helps|glad (i could|to)|happy to help|"
     r"is there anything else|anything else|great question|you'?re welcome|no worries|"
-    r"(noted|got it|understood|updated|sure|okay|ok|will do|done)\b[:,!. ]|"
-    r"(好的|记住了|收到|明白)[:,：，!！ ]|有什么(其他|别的)|还有什么)", re.IGNORECASE)
+    r"有什么(其他|别的)|还有什么)", re.IGNORECASE)
+# an acknowledgement opening a sentence: chatter unless what follows it says something
+# ("Sure thing!" is chatter; "Sure Bob - the dogs are in the park!" is not)
+_ACK_LEAD = re.compile(r"^(?:(?:noted|got it|understood|updated|sure|okay|ok|will do|done)\b[:,!. ]|"
+                       r"(?:好的|记住了|收到|明白)[:,：，!！ ])\s*", re.IGNORECASE)
 _MARKER = re.compile(r"^[\(\[<].{0,40}[\)\]>]\.?$|^(\.{3}|…|-{3,}|={3,}|\*{3,})$")
 _HEADER_CELL = re.compile(r"^[A-Za-z_][\w .-]{0,30}$")
 
 
 def _chatter(sentence: str) -> bool:
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", sentence.strip()).strip()
+    lead = _ACK_LEAD.match(bare)
+    if lead:  # "Sure thing", "Done deal": nothing after it says two things
+        rest = bare[lead.end():]
+        return _chatter(rest) or len([w for w in re.findall(rf"[A-Za-z0-9_]+|[{_HAN}]", rest)
+                                      if w.lower() not in STOPWORDS]) < 2
     return not bare or bool(_SMALL_TALK.match(bare) or _PLEASANTRY.match(bare) or _MARKER.match(bare))
 
 

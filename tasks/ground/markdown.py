@@ -87,6 +87,13 @@ def parse_links(text: str, first_line: int = 1) -> list[Link]:
     return links
 
 
+# Not the end of a sentence: a period after an initial ("J. R. Tolkien") or a capitalised
+# abbreviation without a vowel ("Dr. Lee", "Mrs. Hale", "St. Ives", "Ltd. Co"), by shape, not by a
+# list of abbreviations. Fixed-width lookbehinds, to put before a sentence split's `\s+`.
+NOT_AN_ABBREVIATION = (r"(?<!\b[A-Z]\.)(?<!\b[A-Z][b-df-hj-np-tv-xz]\.)"
+                       r"(?<!\b[A-Z][b-df-hj-np-tv-xz]{2}\.)(?<!\b[A-Z][b-df-hj-np-tv-xz]{3}\.)")
+
+
 _LINE_LEAD_RE = re.compile(r"\s*(?:[-*+]\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?")
 _LINE_LINKS_RE = re.compile(r"(\s*\[\[[^\]]+\]\])+\s*$")
 _SPEAKER_RE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?: ")

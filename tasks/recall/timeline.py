@@ -24,7 +24,7 @@ import numpy as np
 from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
-from memflow.tasks.ground.markdown import line_date, line_text, searchable_text
+from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION, line_date, line_text, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.transcript import unmarked
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
@@ -300,7 +300,7 @@ def newest_lines(lines: list[str], default: date | None, tokenizer: str,
 
 
 _SPOKEN_RE = re.compile(r"^[\w .'-]{1,40}: ")  # `user: `, `Melanie: ` (pieces are unmarked first)
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s+")
+_SENTENCE_END_RE = re.compile(rf"(?<=[.!?。！？]){NOT_AN_ABBREVIATION}\s+")
 _VALUE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:[.,:]\d+)*)(?!\w)|(?<=[a-z0-9,;] )(?P<name>[A-Z][\w-]+)")
 
 
