@@ -252,11 +252,16 @@ def subject_phrase(text: str) -> str:
 
 
 _MARKER_RE = re.compile(r"^\s*(?:[\[(<][^\])>]{0,40}[\])>]\s*|[A-Z][A-Za-z]{0,15}\s*#?\d+[:.)]\s+|"
-                        r"[A-Z]\d+:\d+\s+)+")
+                        r"[A-Z]\d+:\d+\s+|"
+                        # a discourse marker before the statement, by shape: an adverb in -ly and
+                        # a comma ("Actually, ...", "Honestly, ..."), one word and a colon before a
+                        # clause in lower case ("Correction: my sister ...", "Update: the ...")
+                        r"[A-Z][a-z]+ly,\s+|[A-Z][a-z]+:\s+(?=[a-z]))+")
 
 
 def strip_marker(text: str) -> str:
-    """`[Turn 12] ...`, `Session 3: ...`, `D1:3 ...` -> the statement without its marker."""
+    """`[Turn 12] ...`, `Session 3: ...`, `D1:3 ...`, `Actually, ...`, `Update: the ...` -> the
+    statement without its marker."""
     return _MARKER_RE.sub("", text, count=1)
 
 
@@ -267,7 +272,7 @@ def _same_subject(a: str, b: str) -> bool:
 
 
 def _pronoun_led(text: str) -> bool:
-    tokens = toks(text)
+    tokens = toks(strip_marker(text))
     return bool(tokens) and tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS
 
 
@@ -383,27 +388,34 @@ def named_change(new: str, old: str) -> bool:
         if value.kind not in ("num", "name", "code") and not _word_from_to(b, value, old_norms):
             continue
         if value.kind == "word" or _is_qualifier(a, i, _pronoun_led(old)):
-            if value.kind == "word" or (_set_against(b, value, old_norms) and frame <= {t.norm for t in b}):
+            if value.kind == "word" or (_set_against(b, value, old_norms, new) and frame <= {t.norm for t in b}):
                 return True
             continue  # a shared occasion ("on Fridays") beside another value is not its change
         spots = [j for j, t in enumerate(b) if t.norm == value.norm]
         fresh = [j for j, t in enumerate(b) if t.kind == value.kind and t.norm not in old_norms]
         if any(any(t.kind == "prep" for t in b[min(s, f) + 1:max(s, f)]) for s in spots for f in fresh):
             return True
+        if _set_against(b, value, old_norms, new):  # "in Bergen, not Oslo"
+            return True
     return False
 
 
-def _set_against(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
+def _set_against(b: list[Tok], value: Tok, old_norms: set[str], new: str = "") -> bool:
     """Does the new statement set a new value of the old value's kind against it, outright:
-    "<new> instead of <old>", "<new> rather than <old>", "from <old> to <new>"? Only so does a
-    qualifier's value change ("on Tuesdays instead of Fridays"): the same occasion next to
-    another value ("dinner with Bo on Fridays" after "lunch with Ana on Fridays") is no change."""
+    "<new> instead of <old>", "<new> rather than <old>", "from <old> to <new>", "<new>, not
+    <old>" (`new`: its text, where "not" is; tokens leave it out)? Only so does a qualifier's
+    value change ("on Tuesdays instead of Fridays"): the same occasion next to another value
+    ("dinner with Bo on Fridays" after "lunch with Ana on Fridays") is no change."""
     def fresh(tok: Tok | None) -> bool:
         return tok is not None and tok.kind == value.kind and tok.norm not in old_norms
 
+    contrasted = bool(new) and re.search(rf",\s*not\s+(?:the\s+|an?\s+)?{re.escape(value.surface)}(?!\w)",
+                                         new, re.IGNORECASE) is not None
     for j, tok in enumerate(b):
         if tok.norm != value.norm:
             continue
+        if contrasted and any(fresh(t) for t in b[max(0, j - 2):j]):  # "45 seconds, not 30"
+            return True
         before = [t.norm for t in b[max(0, j - 2):j]]
         if before[-2:] in (["instead", "of"], ["rather", "than"]) and fresh(b[j - 3] if j >= 3 else None):
             return True
@@ -437,6 +449,14 @@ def relation(new: str, old: str) -> str | None:
     a, b = _content(_seq(old)), _content(_seq(new))
     if not a or not b:
         return None
+    if negated(new) != negated(old):
+        # the statement turned ("I drink coffee" -> "I do not drink coffee", "... no longer ...",
+        # "我不喝咖啡了"): negation words are stopwords, so the words alone would read it as the
+        # same statement again. Restated with at most one word more or less, it is a change;
+        # otherwise another fact.
+        norms_a, norms_b = _affirmed(a), _affirmed(b)
+        turned = (norms_a <= norms_b or norms_b <= norms_a) and len(norms_a ^ norms_b) <= 1
+        return "replaces" if turned and _same_subject(subject(_unsaid(new)), subject(_unsaid(old))) else None
     if {t.norm for t in a} == {t.norm for t in b}:
         return "same"
     nums_a, nums_b = [t for t in a if t.kind == "num"], [t for t in b if t.kind == "num"]
@@ -455,6 +475,43 @@ def relation(new: str, old: str) -> str | None:
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b):
         return "replaces"
     return None
+
+
+# negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|cannot)\b|n['’]t\b|"
+                          r"[不没沒别未]", re.IGNORECASE)
+_ANSWER_NO_RE = re.compile(r"^\s*no\b[\s,.!]*", re.IGNORECASE)
+
+
+def negated(text: str) -> bool:
+    """Does the statement say something is not so (an odd count of negations: "not
+    uncommon" is not negated)? Brackets (what was sent with it, asides) are left out."""
+    bare = _CONTRAST_RE.sub(" ", _ANSWER_NO_RE.sub("", _BRACKETED_RE.sub(" ", text)))
+    return len(_NEGATION_RE.findall(bare)) % 2 == 1
+
+
+_CONTRAST_RE = re.compile(r",\s*not\b", re.IGNORECASE)  # "in Bergen, not Oslo": the old value set aside
+
+
+def _unsaid(text: str) -> str:
+    """The statement without its negations, for finding its subject ("The X never reads Y")."""
+    return " ".join(_NEGATION_RE.sub(" ", _NO_LONGER_RE.sub(" ", text)).split())
+
+
+_NO_LONGER_RE = re.compile(r"\b(?:no|any) longer\b|\bany ?more\b", re.IGNORECASE)
+
+
+def _affirmed(tokens: list[Tok]) -> set[str]:
+    """The tokens' norms without their negations ("don't" dropped, 不喝咖啡 -> 喝咖啡)."""
+    out = set()
+    for t in tokens:
+        norm = _HAN_NEGATION_RE.sub("", t.norm) if t.kind == "han" else t.norm
+        if norm and not (t.kind != "han" and _NEGATION_RE.fullmatch(norm) or norm.endswith(("n't", "n’t"))):
+            out.add(norm)
+    return out
+
+
+_HAN_NEGATION_RE = re.compile(r"[不没沒别未]")
 
 
 def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
