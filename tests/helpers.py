@@ -136,3 +136,36 @@ def digest_failures(ws: Path) -> list[str]:
             if len(set(said)) < len(said):
                 failures.append(f"{path.name}: {fact.text!r} repeats a value in its history")
     return failures
+
+
+_HEADER_RE = re.compile(r"^\[(?P<path>.+?):L(?P<first>\d+)-L(?P<last>\d+)\]")
+_LABEL_RE = re.compile(r"\(replaced \d{4}-\d{2}-\d{2}\) ")
+
+
+def misplaced_packed_lines(ws: Path, blocks: list[str]) -> list[str]:
+    """Packed lines of Markdown notes that are not, in order, lines of their file between the
+    block's L-numbers (links written out, replaced labels taken off): each names the line and
+    where it claimed to be. A note line shown a line off, or under a fact it does not belong to,
+    is a wrong memory as much as a wrong value."""
+    from memflow.tasks.recall import expand
+
+    out = []
+    for block in blocks:
+        lines = expand(block).split("\n")
+        header = _HEADER_RE.match(lines[0])
+        if not header or not header["path"].endswith(".md"):
+            continue
+        file_lines = (ws / header["path"]).read_text(encoding="utf-8").split("\n")
+        first, last = int(header["first"]), int(header["last"])
+        at = first - 1
+        for line in lines[1:]:
+            if line == "…":
+                continue
+            shown = _LABEL_RE.sub("", line, count=1)
+            while at < last and file_lines[at] != shown:
+                at += 1
+            if at >= last:
+                out.append(f"{header['path']}:L{first}-L{last}: {line!r}")
+                break
+            at += 1
+    return out

@@ -14,6 +14,7 @@ import random
 from datetime import date, timedelta
 
 import pytest
+from helpers import misplaced_packed_lines
 
 from memflow import api
 from memflow.tasks.capture.conversation import auto_memory
@@ -488,7 +489,9 @@ def check_life(settings, lay, checks: list[dict], every: list[str]) -> None:
             assert [next(o for o in older if o in h.text) for h in line.history] == older, (check, line)
             dates = [line.date] + [h.date for h in line.history]
             assert dates == sorted(dates, reverse=True)  # the history in date order, newest first
-            packed = "\n".join(api.search(check["query"], settings.workspace, limit=5, budget_tokens=300).packed or [])
+            blocks = api.search(check["query"], settings.workspace, limit=5, budget_tokens=300).packed or []
+            assert not misplaced_packed_lines(lay.root, blocks), misplaced_packed_lines(lay.root, blocks)
+            packed = "\n".join(blocks)
             assert newest in packed, (check, packed)
             # by line, among the lines about the chain's subject (another chain may share a value)
             lines = [line for line in packed.split("\n") if about in line]

@@ -151,3 +151,22 @@ def test_a_related_line_is_never_packed_as_evidence():
     blocks = packer([related, fact, mine], {"work": 1.0}, count_tokens)(300)
     assert not any("Related:" in b for b in blocks), blocks
     assert any("I work at Acme" in b for b in blocks) and any(b.startswith("[resource/notes/work.md") for b in blocks)
+
+
+def test_a_fact_shown_above_is_blanked_with_its_history_and_the_other_lines_keep_their_place():
+    """`elide_repeats`: a digest fact line already said by a hit above (its daily line) is left
+    out with its `until` history, as a blank line, so every other line keeps its file line (they
+    are numbered back from the hit's end line) and no history hangs under the fact before it."""
+    from memflow.tasks.recall.hybrid import _fact_key, elide_repeats
+
+    lines = ["# The user – life", "",
+             "- 2026-01-05: I prefer dark roast coffee in the morning. [[daily/2026-01-05/a.md#L14]]",
+             "- 2026-02-12: I'm not allergic to penicillin after all. [[daily/2026-02-12/b.md#L13]]",
+             "  - until 2026-02-12: I'm allergic to penicillin. [[daily/2026-01-06/c.md#L14]]",
+             "- 2026-01-06: Call me Sam. [[daily/2026-01-06/c.md#L15]]"]
+    said = {_fact_key("- I'm not allergic to penicillin after all. [[session/dialog/x.jsonl#L1]]")}
+    text, fresh, dropped = elide_repeats("\n".join(lines), said)
+    kept = text.split("\n")
+    assert dropped == 1 and len(kept) == len(lines)
+    assert kept[3] == kept[4] == "" and [kept[i] for i in (0, 2, 5)] == [lines[i] for i in (0, 2, 5)]
+    assert _fact_key(lines[2]) in fresh and _fact_key(lines[5]) in fresh

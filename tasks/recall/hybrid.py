@@ -427,14 +427,24 @@ def _fact_key(line: str) -> str | None:
 
 def elide_repeats(text: str, said: set[str]) -> tuple[str, set[str], int]:
     """A result's text without the fact lines already shown above it (a digest line and the
-    daily line it came from say one fact); returns (text, its new fact lines, lines dropped)."""
+    daily line it came from say one fact); returns (text, its new fact lines, lines dropped).
+    A dropped line is left blank, not taken out, so every other line keeps its file line number
+    (a hit's lines are numbered back from its end line), and its `until` history lines go with
+    it: they were the history of the fact shown above, not of the fact before them (taken out,
+    a digest block showed "I prefer dark roast coffee" over "until ...: I'm allergic to
+    penicillin", both a line off)."""
     if _ANY_BULLET_RE.search(text) is None:  # no fact line (a transcript window, prose)
         return text, set(), 0
-    out, fresh, dropped = [], set(), 0
+    out, fresh, dropped, dropping = [], set(), 0, False
     for line in text.split("\n"):
+        if dropping and _UNTIL_RE.match(line):
+            out.append("")
+            continue
         key = _fact_key(line)
-        if key is not None and key in said:
+        dropping = key is not None and key in said
+        if dropping:
             dropped += 1
+            out.append("")
             continue
         if key is not None:
             fresh.add(key)
