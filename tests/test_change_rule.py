@@ -193,6 +193,10 @@ def test_chinese_slots_change_and_occasions_stand_beside(vocab):
         n1, n2 = rng.sample(range(2, 99), 2)
         assert relation(f"我的{thing}是{y}。", f"我的{thing}是{x}。") == "replaces"
         assert relation(f"我住在{y}。", f"我住在{x}。") == "replaces"
+        now = rng.choice(["现在", "目前", "如今"])  # "now": a function word, as in English
+        assert relation(f"我{now}住在{y}。", f"我住在{x}。") == "replaces"
+        assert relation(f"我的{thing}{now}是{y}。", f"我的{thing}是{x}。") == "replaces"
+        assert relation(f"我{now}住在{x}。", f"我住在{x}。") == "same"
         assert relation(f"{thing}有{n2}个人。", f"{thing}有{n1}个人。") == "replaces"
         assert relation(f"我在{q2}喝{y}。", f"我在{q1}喝{x}。") is None
         assert relation(f"我去了{y}。", f"我去了{x}。") is None

@@ -40,6 +40,8 @@ within""".split())
 PRONOUNS = frozenset("i we you he she they it 我 你 他 她 它".split())
 _HAN_STOP = frozenset("的了是在也都着吗呢吧啊就和与及而或很还又已经我你他她它们")
 _HAN_PREP = frozenset("从到成为改换")  # "从A到B", "改成B", "换为B": the named-value structure
+# "now" and its like: function words of two characters (the first is no function character)
+_HAN_NOW_RE = re.compile("现在|目前|如今")
 _EN_NUMBERS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty".split())}
@@ -107,7 +109,14 @@ def _han_words(run: str) -> list[Tok]:
     """A run of Chinese characters, cut at its function characters (的, 是, 在 ...): each piece
     between them is one word ("我住在杭州" -> 我 住 在 杭州)."""
     out, word = [], ""
+    run = _HAN_NOW_RE.sub("\0", run)  # "现在" as one function word, like English "now"
     for char in run:
+        if char == "\0":
+            if word:
+                out.append(Tok(word, word, "han"))
+            out.append(Tok("现在", "现在", "stop"))
+            word = ""
+            continue
         if char in _HAN_STOP or char in _HAN_PREP:
             if word:
                 out.append(Tok(word, word, "han"))
