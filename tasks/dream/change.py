@@ -488,7 +488,7 @@ def relation(new: str, old: str) -> str | None:
 
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|cannot)\b|n['’]t\b|"
-                          r"[不没沒别未]", re.IGNORECASE)
+                          r"[不没沒](?![过仅但论管])", re.IGNORECASE)  # not 不过/不仅 (but, not only)
 _ANSWER_NO_RE = re.compile(r"^\s*no\b[\s,.!]*", re.IGNORECASE)
 
 
@@ -520,7 +520,7 @@ def _affirmed(tokens: list[Tok]) -> set[str]:
     return out
 
 
-_HAN_NEGATION_RE = re.compile(r"[不没沒别未]")
+_HAN_NEGATION_RE = re.compile(r"[不没沒](?![过仅但论管])")
 
 
 def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
