@@ -464,7 +464,9 @@ def relation(new: str, old: str) -> str | None:
         # same statement again. Restated with at most one word more or less, it is a change;
         # otherwise another fact.
         norms_a, norms_b = _affirmed(a), _affirmed(b)
-        turned = (norms_a <= norms_b or norms_b <= norms_a) and len(norms_a ^ norms_b) <= 1
+        extra = norms_a ^ norms_b  # "anymore", "again": not an occasion or a value added
+        turned = (norms_a <= norms_b or norms_b <= norms_a) and len(extra) <= 1 \
+            and not extra & (_qualified(_seq(old)) | _qualified(_seq(new)))
         return "replaces" if turned and _same_subject(subject(_unsaid(new)), subject(_unsaid(old))) else None
     if {t.norm for t in a} == {t.norm for t in b}:
         return "same"
@@ -500,6 +502,16 @@ def negated(text: str) -> bool:
 
 
 _CONTRAST_RE = re.compile(r",\s*not\b", re.IGNORECASE)  # "in Bergen, not Oslo": the old value set aside
+
+
+def _qualified(seq: list[Tok]) -> set[str]:
+    """The norms of the values and of the words in a prepositional phrase ("on *weekdays*")."""
+    out, after_prep = set(), False
+    for t in seq:
+        if (after_prep and t.kind != "prep") or t.kind in ("num", "name", "code"):
+            out.add(t.norm)
+        after_prep = t.kind == "prep"
+    return out
 
 
 def _unsaid(text: str) -> str:
