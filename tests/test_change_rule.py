@@ -128,6 +128,8 @@ def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
             (f"We went to the {o1} {noun}.", f"We went to the {o2} {noun}."),
             (f"I {verb} {n1} {unit}.", f"I {verb} {n2} {unit} on {q1}s."),   # a qualifier added
             (f"I {verb} {o1} {q1}.", f"I {verb} {o2} {q2}."),                 # two slots differ
+            (f"I {verb} at {a}.", f"I {verb}ed at {b} before {a}."),          # the old value still the later
+            (f"We {verb} {a}.", f"We {verb} {b} with {a}."),                  # side by side
         ]
         for old, new in pairs:
             assert relation(new, old) is None, (old, new)

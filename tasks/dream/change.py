@@ -40,6 +40,10 @@ within""".split())
 PRONOUNS = frozenset("i we you he she they it 我 你 他 她 它".split())
 _HAN_STOP = frozenset("的了是在也都着吗呢吧啊就和与及而或很还又已经我你他她它们")
 _HAN_PREP = frozenset("从到成为改换")  # "从A到B", "改成B", "换为B": the named-value structure
+# the prepositions that set one value in place of another ("from A to B", "into", "B instead
+# of A", "rather than", "B over A"; 从/到/成/为/改/换); "before", "with", "at" put two values
+# side by side ("I worked at X before Y" keeps Y current)
+_TOWARDS = frozenset("from to into onto instead than over".split()) | _HAN_PREP
 # "now" and its like: function words of two characters (the first is no function character)
 _HAN_NOW_RE = re.compile("现在|目前|如今")
 _EN_NUMBERS = {w: str(n) for n, w in enumerate(
@@ -402,7 +406,8 @@ def named_change(new: str, old: str) -> bool:
             continue  # a shared occasion ("on Fridays") beside another value is not its change
         spots = [j for j, t in enumerate(b) if t.norm == value.norm]
         fresh = [j for j, t in enumerate(b) if t.kind == value.kind and t.norm not in old_norms]
-        if any(any(t.kind == "prep" for t in b[min(s, f) + 1:max(s, f)]) for s in spots for f in fresh):
+        if any(any(t.kind == "prep" and t.norm in _TOWARDS for t in b[min(s, f) + 1:max(s, f)])
+               for s in spots for f in fresh):
             return True
         if _set_against(b, value, old_norms, new):  # "in Bergen, not Oslo"
             return True
