@@ -268,6 +268,21 @@ def test_a_part_after_and_keeps_the_head_it_continues(vocab):
             f"{pronoun} {v1} to the {noun}", f"{pronoun} {v3} my {obj}"]
 
 
+def test_a_compound_subject_is_one_statement(vocab):
+    """"My wife Lena and I have two kids": "and" joins two subjects, not two statements (it
+    made "My wife Lena" a fact of its own); a part before "and" that is a clause of its own
+    still splits."""
+    rng, v = vocab
+    for _ in range(100):
+        noun, obj, verb, verb2 = pick(rng, v, "noun"), pick(rng, v, "object"), *pick(rng, v, "verb", 2)
+        name, place = pick(rng, v, "name", 2)
+        pronoun = rng.choice(["I", "we"])
+        line = f"My {noun} {name} and {pronoun} {verb} two {obj}s."
+        assert clauses(line) == [line], clauses(line)
+        apart = f"{name} {verb}s in {place} and {pronoun} {verb2} the {obj}."
+        assert clauses(apart) == [f"{name} {verb}s in {place}", f"{pronoun} {verb2} the {obj}"], clauses(apart)
+
+
 def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
     """A sentence opening on "it", "this", "that" (它, 这, 那) or on the third person ("she",
     "he", "they"; 她, 他) is joined to the statement before it instead of becoming a fact of its

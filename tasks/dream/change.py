@@ -585,7 +585,8 @@ def clauses(text: str) -> list[str]:
     merged: list[str] = []
     before: list[str] = []  # the joint in front of each merged part
     for i, part in enumerate(parts):
-        if merged and (len(_content(_seq(part))) < 2 or len(_content(_seq(merged[-1]))) < 2):
+        if merged and (len(_content(_seq(part))) < 2 or len(_content(_seq(merged[-1]))) < 2
+                       or _compound_subject(merged[-1], part)):
             merged[-1] = f"{merged[-1]}{joints[i - 1]}{part}"
         else:
             merged.append(part)
@@ -605,6 +606,17 @@ def clauses(text: str) -> list[str]:
             part = f"{lead.surface} {part}"
         out.append(part.rstrip(" ,.;"))
     return out if len(out) > 1 else [text]
+
+
+def _compound_subject(before: str, part: str) -> bool:
+    """"My wife Lena and I have two kids": the part before "and" is a short noun phrase (two
+    content words at most, no preposition, no pronoun of its own) and the part after opens on
+    a subject pronoun: one subject of two, not two statements ("My wife Lena" is no fact)."""
+    first = toks(part)[0] if toks(part) else None
+    if first is None or first.norm not in _SUBJECTS:
+        return False
+    seq = _seq(before)
+    return len(_content(seq)) <= 2 and not any(t.kind == "prep" for t in seq) and not _pronoun_led(before)
 
 
 # auxiliary and modal verbs: a closed grammatical class (a tense or mood, not a fact's verb)
