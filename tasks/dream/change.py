@@ -395,12 +395,13 @@ def named_change(new: str, old: str) -> bool:
     # ("we deploy the search service on Tuesdays instead of Fridays" is no change of when the
     # billing service is deployed)
     frame = {t.norm for t in a if t.kind == "word"} - subject_norms
+    pronoun_led = _pronoun_led(old)
     for i, value in enumerate(a):
         if value.norm in subject_norms:
             continue
         if value.kind not in ("num", "name", "code") and not _word_from_to(b, value, old_norms):
             continue
-        if value.kind == "word" or _is_qualifier(a, i, _pronoun_led(old)):
+        if value.kind == "word" or _is_qualifier(a, i, pronoun_led):
             if value.kind == "word" or (_set_against(b, value, old_norms, new) and frame <= {t.norm for t in b}):
                 return True
             continue  # a shared occasion ("on Fridays") beside another value is not its change
@@ -423,7 +424,7 @@ def _set_against(b: list[Tok], value: Tok, old_norms: set[str], new: str = "") -
     def fresh(tok: Tok | None) -> bool:
         return tok is not None and tok.kind == value.kind and tok.norm not in old_norms
 
-    contrasted = bool(new) and re.search(rf",\s*not\s+(?:the\s+|an?\s+)?{re.escape(value.surface)}(?!\w)",
+    contrasted = bool(_CONTRAST_RE.search(new)) and re.search(rf",\s*not\s+(?:the\s+|an?\s+)?{re.escape(value.surface)}(?!\w)",
                                          new, re.IGNORECASE) is not None
     for j, tok in enumerate(b):
         if tok.norm != value.norm:
@@ -494,11 +495,13 @@ def relation(new: str, old: str) -> str | None:
 
 
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
+_HAN_NEGATION = r"[不没沒](?![过仅但论管])"  # not 不过/不仅 (but, not only)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|cannot)\b|n['’]t\b|"
-                          r"[不没沒](?![过仅但论管])", re.IGNORECASE)  # not 不过/不仅 (but, not only)
+                          + _HAN_NEGATION, re.IGNORECASE)
 _ANSWER_NO_RE = re.compile(r"^\s*no\b[\s,.!]*", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1 << 16)  # the dream compares a statement with many
 def negated(text: str) -> bool:
     """Does the statement say something is not so (an odd count of negations: "not
     uncommon" is not negated)? Brackets (what was sent with it, asides) are left out."""
@@ -537,7 +540,7 @@ def _affirmed(tokens: list[Tok]) -> set[str]:
     return out
 
 
-_HAN_NEGATION_RE = re.compile(r"[不没沒](?![过仅但论管])")
+_HAN_NEGATION_RE = re.compile(_HAN_NEGATION)
 
 
 def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:

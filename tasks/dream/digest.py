@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memflow.tasks.ground.markdown import parse_links
+from memflow.tasks.ground.markdown import RELATED, parse_links
 from memflow.tasks.ground.notes import parse_note, render_note
 
 FORMAT = "facts-1"
@@ -66,7 +66,7 @@ def render_node(name: str, subject: str, facts: list[tuple[str, str, list[str]]]
     """A new node: `facts` are (date, text, links), in the order given."""
     body = [f"# {name}", "", *[fact_line(*f) for f in facts]]
     if related:
-        body += ["", "Related: " + ", ".join(f"[[{r}]]" for r in related)]
+        body += ["", RELATED + ", ".join(f"[[{r}]]" for r in related)]
     meta = {"name": name, "description": facts[0][1][:200] if facts else "", "subject": subject,
             "format": FORMAT, **(extra_meta or {})}
     return render_note(meta, "\n" + "\n".join(body) + "\n")

@@ -24,6 +24,7 @@ from difflib import SequenceMatcher
 from memflow.tasks.ground.markdown import (
     FACT_DATE_RE,
     HISTORY_DATE_RE,
+    RELATED,
     iter_link_spans,
     line_text,
     parse_anchor,
@@ -34,7 +35,7 @@ from memflow.tasks.ground.workspace import Layout, iter_files, markdown_files
 from memflow.tasks.stores.files import atomic_write_bytes
 
 _WORD_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]|[^\W_]+")
-_FRAME_RE = re.compile(r"^\s*(#|---\s*$|<!--|Related: )")
+_FRAME_RE = re.compile(rf"^\s*(#|---\s*$|<!--|{re.escape(RELATED)})")
 CHECKED_SUFFIXES = (".md", ".jsonl")  # text targets whose lines an anchor can name
 
 

@@ -87,6 +87,10 @@ def parse_links(text: str, first_line: int = 1) -> list[Link]:
     return links
 
 
+# the line a digest node ends with (`dream.digest`): links to related nodes, no statement
+RELATED = "Related: "
+
+
 # Not the end of a sentence: a period after an initial ("J. R. Tolkien") or a capitalised
 # abbreviation without a vowel ("Dr. Lee", "Mrs. Hale", "St. Ives", "Ltd. Co"), by shape, not by a
 # list of abbreviations. Fixed-width lookbehinds, to put before a sentence split's `\s+`.

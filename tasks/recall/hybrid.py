@@ -411,8 +411,9 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
     return kept, rows
 
 
-_BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s")
-_ANY_BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s", re.MULTILINE)
+_BULLET = r"^\s{0,1}[-*+]\s"
+_BULLET_RE = re.compile(_BULLET)
+_ANY_BULLET_RE = re.compile(_BULLET, re.MULTILINE)
 _UNTIL_RE = re.compile(r"^\s+[-*+]\s+until ")
 
 

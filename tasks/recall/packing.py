@@ -30,6 +30,7 @@ from memflow.schemas.recall import SearchResult
 from memflow.tasks.ground.markdown import (
     FACT_DATE_RE,
     HISTORY_DATE_RE,
+    RELATED,
     line_date,
     line_text,
     parse_anchor,
@@ -167,11 +168,11 @@ def _content(line: str) -> bool:
     digest node's `Related: [[a]], [[b]]`, which says nothing itself and matched only through
     its targets' names; the result carries its links anyway)."""
     return bool(line.strip()) and not line.startswith("#") and not line.startswith("[Part ") \
-        and not (line.startswith("Related: [[") and _RELATED_RE.match(line))
+        and not (line.startswith(RELATED) and _RELATED_RE.match(line))
 
 
 # the line the dream writes under a node (`dream.digest`): links to related nodes only
-_RELATED_RE = re.compile(r"Related: \[\[[^\[\]]+\]\](?:, \[\[[^\[\]]+\]\])*\s*$")
+_RELATED_RE = re.compile(rf"{re.escape(RELATED)}\[\[[^\[\]]+\]\](?:, \[\[[^\[\]]+\]\])*\s*$")
 
 
 _TAIL_LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)\]\]\s*$")
