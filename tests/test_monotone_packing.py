@@ -120,12 +120,13 @@ def test_every_locomo_question_keeps_its_context_as_the_budget_grows(locomo_work
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_floor_on_block_cost_packs_the_same_and_looks_at_fewer_hits(seed):
     """`floor`: hits not yet shown are not looked at once less than a block's least cost is
-    left (one number, or one per hit's path: `block_floor`); the context is the same at every
-    budget, and fewer texts are counted, fewer still with the floor per path."""
-    from memflow.tasks.ground.tokens import BLOCK_FLOOR, block_floor
+    left (one number, or one per hit's path: `block_floor`), and with `line_floor` a new block
+    is not made once less than its path's floor and its line's words is left; the context is
+    the same at every budget, and fewer texts are counted with each."""
+    from memflow.tasks.ground.tokens import BLOCK_FLOOR, block_floor, least_tokens
 
     rng = random.Random(seed)
-    floors = {"none": 0, "fixed": BLOCK_FLOOR, "per path": block_floor}
+    floors = {"none": 0, "fixed": BLOCK_FLOOR, "per path": block_floor, "per line": block_floor}
     counted = dict.fromkeys(floors, 0)
     for _ in range(20):
         hits, weights = generated_hits(rng)
@@ -140,11 +141,14 @@ def test_a_floor_on_block_cost_packs_the_same_and_looks_at_fewer_hits(seed):
             def count(text: str, name=name) -> int:
                 counted[name] += 1
                 return count_tokens(text)
-            pack = hit_packer(hits, weights, count, neighbours=neighbours, floor=floor)
+            pack = hit_packer(hits, weights, count, neighbours=neighbours, floor=floor,
+                              line_floor=least_tokens if name == "per line" else None)
             packs[name] = [pack(budget) for budget in budgets]
         assert packs["fixed"] == packs["none"], seed
         assert packs["per path"] == packs["none"], seed
-    assert counted["per path"] < counted["fixed"] < counted["none"], counted
+        assert packs["per line"] == packs["none"], seed
+    assert counted["per line"] < counted["per path"] < counted["none"], counted
+    assert counted["fixed"] <= counted["none"], counted
 
 
 def test_no_block_costs_less_than_the_floor():
@@ -172,3 +176,29 @@ def test_no_block_costs_less_than_the_floor():
         least = min(least, cost)
     assert BLOCK_FLOOR <= least <= BLOCK_FLOOR + 1, least
     assert tight > 100, tight  # the floor is reached, not only a bound
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_no_text_costs_fewer_tokens_than_its_words(seed):
+    """`least_tokens` is a lower bound of cl100k's count on any text: words of many scripts,
+    digits, punctuation runs, contractions, tabs, no-break and ideographic spaces, control
+    characters Python calls whitespace and the pre-tokenizer does not (\\x1c), newlines."""
+    from memflow.tasks.ground.tokens import least_tokens
+
+    rng = random.Random(seed)
+    pieces = ["a", "Zq", "é", "ß", "中", "文字", "ひら", "한", "Ωμ", "١٢", "7", "2026", "½", "²", "Ⅻ", "'s", "'LL",
+              ".", "?!", "[[", "]]", "#", "-", "_", "🙂", "\u0301", "\u200b", " ", " ", "  ", "\t", "\u00a0",
+              "\u3000", "\x1c", "\x85", "\n", "\r\n", "\u2028"]
+    tight = 0
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        words, tokens = least_tokens(text), count_tokens(text)
+        assert words <= tokens, (text, words, tokens)
+        tight += words == tokens
+    # and on lines as memory holds them, where it is the bound that saves the counting
+    vocab = [word(rng) for _ in range(500)]
+    for _ in range(2000):
+        line = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 40)))
+        line = rng.choice(["- ", "user: ", "- 2026-03-04: ", ""]) + line + rng.choice(["", ".", " [[daily/x.md#L3]]"])
+        assert least_tokens(line) <= count_tokens(line), line
+    assert tight > 50, tight  # reached, not only a bound

@@ -29,7 +29,7 @@ from memflow.tasks.evaluate.metrics import (
     recall_at,
     session_of,
 )
-from memflow.tasks.ground.tokens import block_floor, count_tokens, truncate_tokens
+from memflow.tasks.ground.tokens import block_floor, count_tokens, least_tokens, truncate_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
 from memflow.tasks.recall import expand, line_citations, packer, render_compact, search, term_weights
@@ -152,7 +152,8 @@ def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
     each hit chosen, and each text counted, once for all budgets; `citations` as the API
     packs with: `recall.line_citations`)."""
     count = lru_cache(maxsize=None)(count_tokens)
-    pack_into = packer(results, weights, count, tokenizer, neighbours, citations=citations, floor=block_floor)
+    pack_into = packer(results, weights, count, tokenizer, neighbours, citations=citations, floor=block_floor,
+                       line_floor=least_tokens)
 
     def packed(budget: int) -> tuple[list[set[str]], int, str]:
         blocks = pack_into(budget)

@@ -57,3 +57,14 @@ def block_floor(path: str) -> int:
     header's first ones; four more pieces follow (the first number, `-L`, the last number,
     `]`), then the line, at least one (tests/test_monotone_packing.py, on random paths)."""
     return max(BLOCK_FLOOR, count_tokens(f"[{path}:L") + 5)
+
+
+def least_tokens(text: str) -> int:
+    """A lower bound of `count_tokens(text)` read without the encoding: the words of `text`
+    between spaces (" ") that hold a character other than whitespace. Each pre-tokenizer
+    piece is at least one token, and no piece holds characters of two such words: a piece has a
+    space only first (" word", " ?!") or only whitespace, and a character Python does not call
+    whitespace is no whitespace to the pre-tokenizer either (the reverse is not true, `\\x1c`,
+    so the words are cut at spaces only). tests/test_monotone_packing.py checks it on random
+    text of many scripts, digits, punctuation and control characters."""
+    return sum(1 for word in text.split(" ") if word and not word.isspace())

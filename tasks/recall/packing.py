@@ -279,7 +279,8 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
            tokenizer: str = "bigram", neighbours: int = 1,
            window: tuple[date, date] | None = None,
            citations: Callable[[str, int], frozenset] | None = None,
-           floor: int | Callable[[str], int] = 0) -> Callable[[int], list[str]]:
+           floor: int | Callable[[str], int] = 0,
+           line_floor: Callable[[str], int] | None = None) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget, and what a budget packs every larger budget packs too
     (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
@@ -288,7 +289,8 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
     note line cites, from the index's links: how a digest line reaches the turn); a turn a note line only quotes in part is shown in its own words. Each hit's lines are chosen and each text counted
     once however many budgets are packed. The blocks chosen are then ordered newest first where
     their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
-    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations, floor)
+    pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations, floor,
+                           line_floor)
     return lambda budget: [text for _, text in pack_hits(budget)]
 
 
@@ -296,7 +298,8 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
                tokenizer: str = "bigram", neighbours: int = 1,
                window: tuple[date, date] | None = None,
                citations: Callable[[str, int], frozenset] | None = None,
-               floor: int | Callable[[str], int] = 0) -> Callable[[int], list[tuple[int, str]]]:
+               floor: int | Callable[[str], int] = 0,
+               line_floor: Callable[[str], int] | None = None) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows.
 
     The context at a budget is the longest prefix of one sequence of lines that fits, so what
@@ -306,7 +309,10 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     a rung waits for the next instead of holding back the shorter lines of the hits after it.
     `floor`: the tokens (by `count`) no block, a header and one line, costs fewer of, or that
     per hit's path (`tokens.block_floor` for cl100k: a long path makes a dear header): where
-    less is left, a hit not yet shown is not looked at."""
+    less is left, a hit not yet shown is not looked at. `line_floor`: the tokens no text costs
+    fewer of (`tokens.least_tokens` for cl100k): a new block showing a line costs at least the
+    floor and the line's words before its links (a block may write them shorter), so where less
+    is left that block is not made and counted."""
     count = lru_cache(maxsize=None)(count)
     asked = {t for t, w in weights.items() if w > 0}
 
@@ -349,7 +355,22 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         return {offsets[k]: n for n, k in enumerate(order)}
 
     least = floor if callable(floor) else (lambda path: floor)
-    sequence = Sequence(len(results), lambda i: least(results[i].path))
+    if line_floor is None:
+        sequence = Sequence(len(results), lambda i: least(results[i].path))
+    else:
+        def shown_least(line: str) -> int:
+            """The fewest tokens `line` costs as a block shows it (before its links, which
+            a block may write shorter), beyond the one the path's floor counts."""
+            links = line.find("[[")
+            return max(0, line_floor(line if links < 0 else line[:links]) - 1)
+
+        @lru_cache(maxsize=None)
+        def hit_least(i: int) -> int:
+            """No block of hit `i` costs fewer: its path's floor and its cheapest line's."""
+            return least(results[i].path) + min(
+                (shown_least(line) for line in results[i].text.split("\n") if _content(line)), default=0)
+        sequence = Sequence(len(results), hit_least,
+                            lambda i, unit: least(results[i].path) + shown_least(unit.own[2]))
 
     @lru_cache(maxsize=None)
     def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:

@@ -75,10 +75,13 @@ class Sequence:
     """The sequence built so far (up to `rung`): `steps` holds, per line added, the hit, the
     hit's block text with it, and the tokens of the whole context at that point."""
 
-    def __init__(self, hits: int, floor: Callable[[int], int] | None = None):
+    def __init__(self, hits: int, floor: Callable[[int], int] | None = None,
+                 least: Callable[[int, Unit], int] | None = None):
         self.rung = 0.0
-        # hit -> the tokens no block of it costs fewer of (its header and one line)
+        # hit -> the tokens no block of it costs fewer of (its header and one line); (hit, line)
+        # -> the tokens no block of it showing that line costs fewer of
         self.floor = floor or (lambda i: 0)
+        self.least = least
         self.steps: list[tuple[int, str, int]] = []
         self.next = [0] * hits
         self.chosen: list[tuple[int, ...]] = [()] * hits
@@ -134,6 +137,9 @@ class Sequence:
                 continue
             if unit.code and not code:
                 return True
+            if not self.chosen[i] and self.least is not None \
+                    and self.used + self.least(i, unit) + bool(self.used) > rung:
+                return True  # its block cannot fit: not made, not counted (most new hits late in a rung)
             text, tokens = step(i, (*self.chosen[i], unit.offset))
             if not self.chosen[i]:  # the blank line before every block but the first
                 self.gap[i] = 1 if self.used else 0
