@@ -364,12 +364,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
             links = line.find("[[")
             return max(0, line_floor(line if links < 0 else line[:links]) - 1)
 
-        @lru_cache(maxsize=None)
-        def hit_least(i: int) -> int:
-            """No block of hit `i` costs fewer: its path's floor and its cheapest line's."""
-            return least(results[i].path) + min(
-                (shown_least(line) for line in results[i].text.split("\n") if _content(line)), default=0)
-        sequence = Sequence(len(results), hit_least,
+        sequence = Sequence(len(results), lambda i: least(results[i].path),
                             lambda i, unit: least(results[i].path) + shown_least(unit.own[2]))
 
     @lru_cache(maxsize=None)
