@@ -1,4 +1,5 @@
 import json
+import random
 from datetime import date
 from pathlib import Path
 
@@ -309,3 +310,80 @@ def test_a_turn_keeps_its_sentences_but_not_bare_interjections():
     note = write_extractive(log, [1])
     assert [i.text for i in note.reflections] == ["Next time we should announce the rollback first."]
     assert [i.text for i in note.facts] == ["It took us an hour."]
+
+
+SEEDS = [int(x) for x in __import__("os").environ.get("MEMFLOW_SEEDS", "5,23,71").split(",")]
+
+
+def generated_conversation(rng) -> list[dict]:
+    """User turns of fresh pseudo-words; assistant turns often one of a few short replies said
+    again and again (as "Noted." or "Yes." are), never two repeated ones in a row."""
+    syllables = ["ba", "ko", "ri", "mu", "se", "ta", "vi", "lo", "ne", "pu", "dra", "kle", "sto", "fi"]
+
+    def word() -> str:
+        return "".join(rng.choice(syllables) for _ in range(rng.randint(1, 4)))
+    replies = [" ".join(word() for _ in range(rng.randint(1, 2))).capitalize() + "." for _ in range(3)]
+    conversation = []
+    for n in range(rng.randint(12, 40)):
+        if n % 2 and rng.random() < 0.6:
+            conversation.append({"role": "assistant", "content": rng.choice(replies)})
+        else:
+            text = " ".join(word() for _ in range(rng.randint(3, 12))).capitalize() + "."
+            conversation.append({"role": "user" if n % 2 == 0 else "assistant", "content": text})
+    return conversation
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("host", ["whole", "window", "new only", "compacted"])
+def test_a_message_said_twice_is_logged_twice_and_one_sent_again_once(lay, seed, host):
+    """However a host sends a conversation (the whole of it at each flush, a window of its end,
+    only what is new, or a summary of the start then a window), the log holds every message as
+    often as it was said, in order: a short reply said after many turns is not taken for one
+    sent again (it was: the log kept one "Noted." of eight), and a message sent again is not
+    logged twice (with summaries, at most one per flush: see below)."""
+    from memflow.tasks.capture.sessionlog import append_messages
+
+    rng = random.Random(seed * 7 + len(host))
+    conversation = generated_conversation(rng)
+    flushes = sorted(rng.sample(range(1, len(conversation)), rng.randint(2, 5))) + [len(conversation)]
+    expected, done = [], 0
+    for end in flushes:
+        if host == "whole":
+            batch = conversation[:end]
+        elif host == "window":
+            batch = conversation[max(0, done - rng.randint(1, 6)):end]
+        elif host == "new only":
+            batch = conversation[done:end]
+        else:
+            summary = {"role": "system" if rng.random() < 0.5 else "user",
+                       "content": f"Summary {rng.random():.9f} of what came before."}
+            batch = [summary] * (done > 0) + conversation[max(0, done - rng.randint(2, 6)):end]
+            expected += [summary] * (done > 0)  # new to the log, as what the host says
+        expected += conversation[done:end]
+        append_messages(lay, "gen", [dict(m) for m in batch])
+        if host != "compacted":  # (retried, its summary, now logged, stands apart from the window: logged again)
+            append_messages(lay, "gen", [dict(m) for m in batch])  # a retry sends the same again
+        done = end
+    logged = [{"role": m["role"], "content": m["content"]} for m in read_log(lay, "gen")]
+    if host != "compacted":
+        assert logged == expected, (seed, host)
+    else:  # the summaries logged between the windows break the log's order the host sends:
+        # a repeated reply right after a window can be logged again (never one lost)
+        rest = iter(logged)
+        assert all(any(m == n for n in rest) for m in expected), (seed, host)  # in order
+        assert len(logged) - len(expected) <= len(flushes), (seed, host)
+    repeated = [m for m in expected if expected.count(m) > 1]
+    assert repeated or len(conversation) < 14, "the conversation repeats no reply: the test says nothing"
+
+
+def test_noted_after_every_turn_is_in_the_log_and_the_note(settings, lay):
+    """Through capture, a reply said after every turn stays as often as it was said, and the
+    facts around it keep their lines."""
+    turns = []
+    for fact in ["Our staging DB is on port 5433.", "My manager is Priya.", "I have a dog named Rex."]:
+        turns += [{"role": "user", "content": fact}, {"role": "assistant", "content": "Noted."}]
+    auto_memory(settings, turns[:2], "s9", day=date(2026, 4, 1))
+    result = auto_memory(settings, turns, "s9", day=date(2026, 4, 1))
+    assert [m["content"] for m in read_log(lay, "s9")] == [m["content"] for m in turns]
+    text = (lay.root / result.path).read_text()
+    assert "- I have a dog named Rex. [[session/dialog/s9.jsonl#L5]]" in text, text

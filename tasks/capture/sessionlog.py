@@ -74,6 +74,36 @@ def read_log(lay: Layout, session_id: str) -> list[dict]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def resent(logged: list[str], given: list[str]) -> list[bool]:
+    """Per message of `given` (keys, in order): is it one of the log's messages sent again,
+    rather than a new one (possibly a repeat: "Noted." after every turn, "Yes." to two
+    questions)? Told by order, not by key alone:
+    - a run of `given` that is the log's last messages (all of them: the whole conversation
+      resent; its tail: a window of it; two or more of them after other messages: a history
+      the host compacted) is sent again, and everything after it is new;
+    - before such a run, or with none (only new messages; a history the host edited), a
+      message is sent again when its key is logged and a neighbour in `given` is its
+      neighbour in the log too (part of a resent stretch); a lone known message is said anew.
+    What a host sends and the log differ in may make a resent message look lone (a summary the
+    host put before a window, logged, stands between two messages the next window sends side by
+    side): it is logged twice, never lost."""
+    if not logged:
+        return [False] * len(given)
+    positions: dict[str, list[int]] = {}
+    for at, key in enumerate(logged):
+        positions.setdefault(key, []).append(at)
+    run = next(((j, len(logged) - p) for j, key in enumerate(given) for p in positions.get(key, ())
+                if (j == 0 or len(logged) - p >= 2) and given[j:j + len(logged) - p] == logged[p:]), None)
+    start, size = run if run else (len(given), 0)
+    pairs = set(zip(logged, logged[1:]))
+    out = []
+    for n, key in enumerate(given[:start]):
+        before = n > 0 and (given[n - 1], key) in pairs
+        after = n + 1 < len(given) and (key, given[n + 1]) in pairs
+        out.append(key in positions and (before or after))
+    return out + [True] * size + [False] * (len(given) - start - size)
+
+
 def append_messages(lay: Layout, session_id: str, messages: list[dict],
                     forgotten: Callable[[dict], bool] | None = None,
                     day: date | None = None, today: date | None = None) -> tuple[list[dict], list[int], int]:
@@ -85,21 +115,32 @@ def append_messages(lay: Layout, session_id: str, messages: list[dict],
     lines are dated like its daily note, so search shows their date and orders what changed
     (`transcript.message_date`). Without `day`, one after a message with a time takes that
     message's date instead, as before. `logged_at` is not part of a message's identity: the
-    same message sent again is still recognised (`message_key`)."""
+    same message sent again is still recognised (`message_key`).
+
+    Messages sent again are told from new ones by their order, not by their key alone
+    (`resent`): a message said twice ("Noted." after each turn) is logged twice, as it was
+    said, and the whole conversation sent again, or a window of its end, adds only what follows
+    what is logged."""
     log = read_log(lay, session_id)
     seen = {message_key(m) for m in log}
     path = lay.root / log_path(lay, session_id)
-    new_lines, stopped = [], 0
-    timed = any(own_time(m) is not None for m in log)
+    given, stopped, stopped_keys = [], 0, set()
     for message in messages:
         cleaned = clean_message(message)
-        if cleaned is None or message_key(cleaned) in seen:
+        if cleaned is None:
             continue
-        if forgotten and forgotten(cleaned):
-            seen.add(message_key(cleaned))  # counted once however often it is repeated
-            stopped += 1
+        key = message_key(cleaned)
+        if key not in seen and forgotten and forgotten(cleaned):
+            stopped += key not in stopped_keys  # counted once however often it is repeated
+            stopped_keys.add(key)
             continue
-        seen.add(message_key(cleaned))
+        given.append((key, cleaned))
+    again = resent([message_key(m) for m in log], [key for key, _ in given])
+    new_lines = []
+    timed = any(own_time(m) is not None for m in log)
+    for (key, cleaned), sent_before in zip(given, again):
+        if sent_before:
+            continue
         if own_time(cleaned) is not None:
             timed = True
         elif day is not None or not timed:
