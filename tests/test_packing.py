@@ -170,3 +170,31 @@ def test_a_fact_shown_above_is_blanked_with_its_history_and_the_other_lines_keep
     assert dropped == 1 and len(kept) == len(lines)
     assert kept[3] == kept[4] == "" and [kept[i] for i in (0, 2, 5)] == [lines[i] for i in (0, 2, 5)]
     assert _fact_key(lines[2]) in fresh and _fact_key(lines[5]) in fresh
+
+
+@pytest.mark.parametrize("seed", [int(x) for x in __import__("os").environ.get("MEMFLOW_SEEDS", "4,19").split(",")])
+def test_a_turn_quoted_by_the_note_is_not_packed_again_whatever_the_speaker_is_called(tmp_path, seed):
+    """Messages as OpenAI clients send them (roles `user`/`assistant`, or a lower-case `name`):
+    the daily note quotes a turn, and packing shows it once, from the note; the turn's own line
+    was shown again under the transcript's header, since `user: ` was taken for part of what
+    was said (only a capitalised name was known as a speaker)."""
+    import random
+
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "vu", "ze", "dri", "sho"]
+    vocab = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(400)]
+    ws = tmp_path / "ws"
+    statements = [f"My {rng.choice(vocab)} {rng.choice(vocab)} is {rng.choice(vocab)} {rng.randint(2, 900)}."
+                  for _ in range(12)]
+    speaker = rng.choice([{}, {"name": rng.choice(vocab)}])
+    messages = []
+    for text in statements:
+        messages += [{"role": "user", "content": text, **speaker},
+                     {"role": "assistant", "content": f"{rng.choice(vocab).capitalize()} {rng.choice(vocab)}."}]
+    api.capture(messages, "chat", ws, date="2026-04-01")
+    for text in rng.sample(statements, 4):
+        asked = " ".join(text.split()[1:3])
+        packed = api.search(f"what is my {asked}?", ws, budget_tokens=300).packed
+        shown = [re.sub(r"^(?:- )?(?:[\w ]{1,40}: )?", "", line).split(" [[")[0].split(" #L")[0]
+                 for block in packed for line in expand(block).split("\n")[1:] if line != "…"]
+        assert shown.count(text) == 1, (text, packed)

@@ -106,6 +106,14 @@ def unmarked(text: str) -> str:
     return "\n".join(PIECE_RE.sub(lambda m: f"{m.group('who')}: ", line) for line in text.split("\n"))
 
 
+def spoken(line: str) -> str:
+    """What a transcript line says, without who said it (`user: x`, `Melanie: x`, `assistant
+    (L45 part 2/5): x` -> `x`): a role names no one, so a speaker pattern of names misses it."""
+    line = unmarked(line)
+    at = line.find(": ")
+    return line[at + 2:] if at >= 0 else line
+
+
 def transcript_units(text: str, tz: str, piece_bytes: int) -> list[tuple[int, str, date | None]]:
     """`transcript_lines` with every message longer than `piece_bytes` (as its transcript line)
     in pieces (`pieces.message_pieces`): (log line, transcript line, date), one entry per log

@@ -37,7 +37,7 @@ from memflow.tasks.ground.markdown import (
     searchable_text,
 )
 from memflow.tasks.ground.speakers import line_words
-from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
+from memflow.tasks.ground.transcript import is_code, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
@@ -229,7 +229,7 @@ def _unit(path: str, end_line: int, text: str, offset: int) -> Unit:
     tail = _tail_link(line)
     cites = frozenset((tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)) \
         if tail else frozenset()
-    said = line_text(unmarked(line) if turn else unlabelled(line)).lower()
+    said = line_text(spoken(line) if turn else unlabelled(line)).lower()
     return Unit(offset, (path, number, line), (path, number) if whole else None,
                 cites, said, turn, turn and is_code(line))
 
