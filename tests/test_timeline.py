@@ -280,3 +280,51 @@ def test_a_date_with_its_year_names_that_day_month_or_year(seed):
     assert time_window("what did I say on 31 February, 2023", today) is None
     assert time_window("I may 2000 times have said it", today) is None  # a verb, not a month
     assert time_window("we paid 2000 dollars", today) is None
+
+
+@pytest.mark.parametrize("seed", [int(s) for s in __import__("os").environ.get("MEMFLOW_SEEDS", "8,31,57").split(",")])
+def test_an_update_that_leaves_the_subject_to_the_conversation_comes_first(seed):
+    """"Our checkout API has a p95 latency of 420 ms", then "Update: p95 latency is now 180 ms":
+    the update names less of what is asked (the subject is the conversation's), but what it
+    names opens its clause and its value is a number in the same unit, so the newer block
+    comes first. Not when another subject is named in the place of the asked one ("the search
+    p95 latency is 90 ms"), the unit differs, or the value is the same. Pseudo-words from
+    vocabularies of hundreds a slot."""
+    import random
+
+    from test_change_rule import vocabulary
+
+    from memflow.tasks.ground.tokenize import tokenize
+    from memflow.tasks.recall.timeline import newest_first
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 1500)
+    subjects, metrics, units, fillers = words[0::4], words[1::4], words[2::4], words[3::4]
+
+    def blocks(old_line, new_line):
+        return [f"[daily/2026-03-02/a.md:L5-L5] Facts\n- {old_line} #L5",
+                f"[daily/2026-03-20/c.md:L3-L3] Facts\n- The {rng.choice(fillers)} {rng.choice(fillers)} again. #L3",
+                f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\nuser: {new_line}"]
+
+    pulled = 0
+    for _ in range(100):
+        qualifier, other, subject = rng.sample(subjects, 3)
+        m1, m2 = rng.sample(metrics, 2)
+        unit, unit2 = rng.sample(units, 2)
+        v1, v2 = rng.sample(range(2, 9000), 2)
+        asked = set(tokenize(f"What is the {m1} {m2} of the {qualifier} {subject}?", "bigram"))
+        old = rng.choice([f"Our {qualifier} {subject} has a {m1} {m2} of {v1} {unit} and the {rng.choice(fillers)} is fine.",
+                          f"The {m1} {m2} of the {qualifier} {subject} is {v1} {unit}."])
+        filler = rng.choice(fillers)
+        elided = rng.choice([f"{m1.capitalize()} {m2} is now {v2} {unit}.",
+                             f"Update: after the {filler}, {m1} {m2} went to {v2} {unit}.",
+                             f"Since the {filler} change, {m1} {m2} sits at {v2} {unit}."])
+        assert newest_first(blocks(old, elided), "bigram", asked=asked)[0] == 2, (old, elided)
+        pulled += 1
+        substituted = f"The {other} {m1} {m2} is {v2} {unit}."  # (one asked term off: `same_question`'s)
+        assert newest_first(blocks(old, substituted), "bigram", asked=asked) == [0, 1, 2], (old, substituted)
+        other_unit = f"{m1.capitalize()} {m2} is now {v2} {unit2}."
+        assert newest_first(blocks(old, other_unit), "bigram", asked=asked) == [0, 1, 2], (old, other_unit)
+        same = f"{m1.capitalize()} {m2} is still {v1} {unit}."
+        assert newest_first(blocks(old, same), "bigram", asked=asked) == [0, 1, 2], (old, same)
+    assert pulled == 100

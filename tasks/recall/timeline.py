@@ -304,14 +304,29 @@ _SENTENCE_END_RE = re.compile(rf"(?<=[.!?。！？]){NOT_AN_ABBREVIATION}\s+")
 _VALUE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:[.,:]\d+)*)(?!\w)|(?<=[a-z0-9,;] )(?P<name>[A-Z][\w-]+)")
 
 
-Value = tuple[str, str, frozenset[str]]  # kind, value, the value's own terms
+Value = tuple[str, str, frozenset[str], str]  # kind, value, the value's own terms, its unit
+
+_UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
+
+
+def _unit(sentence: str, at: int, tokenizer: str) -> str:
+    """The unit of the number ending at `at`: the word right after it as a search term ("ms",
+    "mib", "record"), "%", else "" (no word, or a stopword: "in 2019 and ...")."""
+    word = _UNIT_RE.match(sentence, at)
+    if not word:
+        return ""
+    if word.group(1) == "%":
+        return "%"
+    terms = tokenize(word.group(1), tokenizer)
+    return terms[0] if terms else ""
 
 
 @lru_cache(maxsize=65536)  # a resident process meets the same candidate lines again and again
-def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tuple[Value, ...]], ...]:
+def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tuple[Value, ...], tuple], ...]:
     """Per sentence of a line that states a value: its terms and its values (kind, value, the
-    value's own terms) by their shape: numbers (a version, with two dots or more, is its own
-    kind) and names (a word capitalised after a word inside the sentence)."""
+    value's own terms, the word right after a number: its unit, "ms", "MiB", "%") by their
+    shape: numbers (a version, with two dots or more, is its own kind) and names (a word
+    capitalised after a word inside the sentence), and its clauses' terms in order."""
     said = _SPOKEN_RE.sub("", unmarked(_SHORT_REF_RE.sub("", line_text(unlabelled(line)))))
     out = []
     for sentence in _SENTENCE_END_RE.split(said):
@@ -319,20 +334,35 @@ def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tu
         for match in _VALUE_RE.finditer(sentence):
             if match.lastgroup == "num":
                 value = match.group("num").rstrip(".,:")
-                values.append(("version" if value.count(".") >= 2 else "number", value, frozenset()))
+                values.append(("version" if value.count(".") >= 2 else "number", value, frozenset(),
+                               _unit(sentence, match.end(), tokenizer)))
             else:
                 name = match.group("name")
-                values.append(("name", name, frozenset(tokenize(name, tokenizer))))
+                values.append(("name", name, frozenset(tokenize(name, tokenizer)), ""))
         if values:
-            out.append((frozenset(tokenize(searchable_text(sentence), tokenizer)), tuple(values)))
+            clauses = tuple(tuple(tokenize(searchable_text(c), tokenizer)) for c in _CLAUSE_RE.split(sentence))
+            out.append((frozenset(tokenize(searchable_text(sentence), tokenizer)), tuple(values),
+                        tuple(c for c in clauses if c)))
     return tuple(out)
+
+
+_CLAUSE_RE = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
+
+
+def _leads(clauses: tuple[tuple[str, ...], ...], asked: frozenset[str], terms: frozenset[str]) -> bool:
+    """Does a clause of the sentence hold all of its asked `terms` and open on one of them
+    (nothing named before them: "p95 latency is now 180 ms", not "the search API p95
+    latency is 90 ms")?"""
+    return any(clause[0] in asked and terms <= set(clause) for clause in clauses)
 
 
 def stated_values(line: str, tokenizer: str, asked: frozenset[str]) -> set[tuple]:
     """What each sentence of a line that holds some of the query's terms (`asked`) states:
-    (those terms, kind, value), a name that is a query term left out."""
-    return {(terms & asked, kind, value) for terms, values in sentence_values(line, tokenizer)
-            if terms & asked for kind, value, own in values if not own & asked}
+    (those terms, kind, value, unit, whether a clause opens on them: `_leads`), a name that is
+    a query term left out."""
+    return {(terms & asked, kind, value, unit, _leads(clauses, asked, terms & asked))
+            for terms, values, clauses in sentence_values(line, tokenizer)
+            if terms & asked for kind, value, own, unit in values if not own & asked}
 
 
 def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) -> list[tuple[int, int]]:
@@ -340,17 +370,33 @@ def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) 
     as they may be: a sentence of each holds the same of the query's terms and states a value
     of a kind the other's states too, with a value of that kind the other's does not ("We
     pinned X to 2.38.17" and "The lock file now has X at 3.26.0"; "X processes 4362 records per
-    batch" and "We cut the X batches down to 3048 rows"). Only the order of what is shown
+    batch" and "We cut the X batches down to 3048 rows"). A sentence may also name less of
+    what is asked than the other, the subject left to the conversation ("Our checkout API has
+    a p95 latency of 420 ms" and "p95 latency is now 180 ms"; "The X container is capped at
+    128 MiB" and "X may use 384 MiB now"), when the terms it holds are among the other's, a
+    clause of it opens on them (nothing else named in their place: not "the search API p95
+    latency is 90 ms") and its value is a number in the same unit, or a version. Only the order of what is shown
     follows from it: both lines are shown, the newer first."""
     said: dict[tuple[frozenset[str], str], dict[int, set[str]]] = {}
+    measured: dict[tuple[str, str], list[tuple[int, frozenset[str], str, bool]]] = {}
     for n, line in enumerate(lines):
-        for subject, kind, value in stated_values(line, tokenizer, asked):
+        for subject, kind, value, unit, leads in stated_values(line, tokenizer, asked):
             said.setdefault((subject, kind), {}).setdefault(n, set()).add(value)
+            if kind == "version" or unit:
+                measured.setdefault((kind, unit), []).append((n, subject, value, leads))
     pairs = set()
     for by_line in said.values():
         members = sorted(by_line)
         for a, i in enumerate(members):
             pairs.update((i, j) for j in members[a + 1:] if by_line[i] != by_line[j])
+    for stated in measured.values():
+        values: dict[int, set[str]] = {}  # line -> the values it states in this kind and unit
+        for n, _, value, _ in stated:
+            values.setdefault(n, set()).add(value)
+        for a, (i, one, _, one_leads) in enumerate(stated):
+            for j, two, _, two_leads in stated[a + 1:]:
+                if i != j and values[i] != values[j] and (one < two and one_leads or two < one and two_leads):
+                    pairs.add((min(i, j), max(i, j)))
     return sorted(pairs)
 
 
