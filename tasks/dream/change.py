@@ -386,15 +386,20 @@ def named_change(new: str, old: str) -> bool:
     a preposition between them ("from Leeds to Bristol"), about the same subject?"""
     a, b = _seq(old), _seq(new)
     subj = subject(old)
-    # the same head (the verb after it may differ: "the queue takes ...", "the queue went from")
-    if subj.split()[:1] != subject(new).split()[:1]:
-        return False
     old_norms = {t.norm for t in a}
     subject_norms = set(subj.split())
     # what the old statement says besides its subject: an occasion's change restates all of it
     # ("we deploy the search service on Tuesdays instead of Fridays" is no change of when the
     # billing service is deployed)
     frame = {t.norm for t in a if t.kind == "word"} - subject_norms
+    # the same head (the verb after it may differ: "the queue takes ...", "the queue went from");
+    # or the old statement restated whole, its subject now an object, with the old value set
+    # against a new one outright ("We raised the Redis cache TTL from 300 to 900 seconds")
+    if subj.split()[:1] != subject(new).split()[:1]:
+        new_norms = {t.norm for t in b}
+        return bool(subject_norms) and subject_norms | frame <= new_norms and any(
+            value.kind in ("num", "name", "code") and value.norm not in subject_norms
+            and _set_against(b, value, old_norms, new) for value in a)
     pronoun_led = _pronoun_led(old)
     for i, value in enumerate(a):
         if value.norm in subject_norms:

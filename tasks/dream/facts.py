@@ -335,7 +335,9 @@ def subject_of(text: str, who: str = "") -> Subject:
         return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
     proper = [m for m in _PROPER_RE.findall(text) if m.split()[0] not in _NOT_NAMES]
     if proper:
-        return Subject(f"thing:{slug(proper[0])}", proper[0], "wiki")
+        # keyed as a subject named in the sentence's subject is ("We raised the Redis cache TTL
+        # ..." goes to the node of "The Redis cache TTL is ...", not to a second "Redis")
+        return Subject(f"topic:{slug(proper[0])}", proper[0], "wiki")
     if group:
         label = f"{group.group(1)} {group.group(2)}".lower()
         return Subject(f"group:{slug(label)}", label[:1].upper() + label[1:], "wiki")

@@ -108,8 +108,8 @@ def subject_nodes(lay: Layout) -> dict[str, list[str]]:
     """Subject key -> its node and continuation parts (digest files are the truth: no index)."""
     found: dict[str, list[str]] = {}
     for rel, (subject, _cites) in readable_nodes(lay):
-        if subject:
-            found.setdefault(subject, []).append(rel)
+        if subject:  # a name found outside the subject was keyed `thing:` before: the same name
+            found.setdefault(f"topic:{subject[6:]}" if subject.startswith("thing:") else subject, []).append(rel)
     for paths in found.values():
         paths.sort(key=lambda rel: (len(rel), rel))  # the first part, then `-2`, `-3` ...
     return found
