@@ -661,7 +661,8 @@ def test_projects_keep_their_own_values_through_dreams(settings, lay, vocab):
 
 def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
     """"After the last X the Y Z stopped ...": the node is the Y Z; "Nothing in X reads ...": X;
-    "The Y for X is rebuilt ...": which Y (Y for X). Words from the pseudo-word vocabularies."""
+    "The Y for X is rebuilt ...": which Y (Y for X); "Since the X, the Y ...": Y; "We run it on 6
+    Xs": the user's. Words from the pseudo-word vocabularies."""
     from memflow.tasks.dream.facts import subject_of
 
     rng, v = vocab
@@ -677,6 +678,16 @@ def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
         assert subject.name.lower() == b, subject
         subject = subject_of(f"The {c} for {b} is rebuilt whenever {pick(rng, v, 'name')} rotates the {d} keys.")
         assert subject.name.lower() == f"{c} for {b}", subject
+        # a clause or phrase before a comma (a preposition or subordinating conjunction opens it)
+        opener = rng.choice(["After adding the", "Since the", "When we changed the", "In", "Once the", "before the"])
+        said = f"{opener} {a}, the {b} {pick(rng, v, 'verb')}s {rng.randint(2, 900)} {d}s."
+        assert subject_of(said).name.lower() == b, (said, subject_of(said))
+        name = pick(rng, v, "name")
+        subject = subject_of(f"{name}, the {c}, {pick(rng, v, 'verb')}s at {pick(rng, v, 'name')}.")  # an aside
+        assert subject.name.lower() == name.lower(), subject
+        # nothing named but "we": the user's node, not a node named after the sentence's first words
+        subject = subject_of(f"We {pick(rng, v, 'verb')} it on {rng.randint(2, 90)} {b}s.")
+        assert subject.bucket == "personal" and not subject.name.startswith("We"), subject
 
 
 def test_a_change_said_with_the_subject_as_object_corrects_the_subjects_node(settings, lay, vocab):

@@ -185,7 +185,8 @@ def _subject_run(text: str) -> list[Tok]:
     ..."), nor a leading indefinite pronoun ("Nothing in *bamzaind* reads ..."); a one-word subject
     keeps its "of"/"for" complement ("the cluster *for tourdriommourt*"). At most two words
     (three with the complement's preposition)."""
-    tokens = toks(strip_marker(text))
+    text = _after_leading_clause(strip_marker(text))
+    tokens = toks(text)
     if _pronoun_led(text):
         return [tokens[0]]
     partitive = _partitive_end(tokens)
@@ -216,6 +217,27 @@ def _subject_run(text: str) -> list[Tok]:
     if len(run) >= 2 and (follower is None or follower.kind != "stop" or follower.norm in _DETERMINERS):
         run = run[:-1]
     return run[:2]
+
+
+_LEADING_CLAUSE_RE = re.compile(r"^\s*([^,;:]{1,60}?),\s+(?=\S+\s+\S)")
+# Subordinating conjunctions (a closed class) opening a clause before the statement's own
+SUBORDINATORS = frozenset("since once when whenever while whilst although though because if unless until "
+                          "till as whereas now".split())
+
+
+def _after_leading_clause(text: str) -> str:
+    """The statement after a short clause or phrase leading it and closed by a comma ("after
+    adding the index, p95 latency is ...", "Since the migration, the staging DB ...", "In
+    March, we moved ..."): one that opens on a preposition or a subordinating conjunction, so
+    not a statement of its own ("I live in Berlin, in a flat ...") or a name with an aside
+    ("Lena, my wife, works at ...")."""
+    lead = _LEADING_CLAUSE_RE.match(text)
+    if not lead or len(lead.group(1).split()) > 8:
+        return text
+    first = toks(lead.group(1))[:1]
+    if first and (first[0].kind == "prep" or first[0].surface.lower() in SUBORDINATORS):
+        return text[lead.end():]
+    return text
 
 
 # Articles and possessive determiners (closed classes): a noun phrase starts after one

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import relation, strip_marker, subject_phrase
+from memflow.tasks.dream.change import relation, strip_marker, subject, subject_phrase
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -341,7 +341,12 @@ def subject_of(text: str, who: str = "") -> Subject:
     if group:
         label = f"{group.group(1)} {group.group(2)}".lower()
         return Subject(f"group:{slug(label)}", label[:1].upper() + label[1:], "wiki")
-    label = subject_phrase(text) or " ".join(text.split()[:3])
+    label = subject_phrase(text)
+    if not label and subject(text) in ("we", "us"):
+        # "We run it on 6 pods": nothing named but us, the user among us (not a node "We run it")
+        facet = facet_of(text, attribute)
+        return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
+    label = label or " ".join(text.split()[:3])
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 
 
