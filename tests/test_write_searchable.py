@@ -153,3 +153,20 @@ def test_a_resident_watcher_leaves_this_process_writes_to_them(settings, lay, mo
         assert ("memflow-watch", ["daily/2026-05-01/outside.md"]) in runs
     finally:
         watcher.stop()
+
+
+def test_after_a_dream_search_and_status_agree_the_index_is_current(settings, lay):
+    """The dream indexes what it wrote, then journals its event: the journal's paths were
+    indexed by that full run, so search (journal and folders) must not call them changed while
+    status (every file stat'ed) says nothing changed; a file written after it still counts."""
+    ws = lay.root
+    api.capture([{"role": "user", "timestamp": "2026-04-02T09:00:00Z", "content": "The heron colony has 40 nests."},
+                 {"role": "user", "timestamp": "2026-04-02T09:01:00Z", "content": "Our boat is moored at pier 7."}],
+                "chat-h", ws)
+    api.dream(ws, date="2026-04-03")
+    mark = api.search("heron nests", ws).watermark
+    assert mark["stale"] is False and mark["changed_since"] == 0, mark
+    assert api.status(ws)["index"]["stale"] is False
+    api.write("daily/2026-04-04/b.md", "# B\n\n- the egrets came back\n", None, None, None, ws)
+    (ws / "daily/2026-04-04/c.md").write_text("# C\n\n- written by another program\n", encoding="utf-8")
+    assert api.search("egrets", ws).watermark["stale"] is True

@@ -118,19 +118,31 @@ def note_indexed(lay: Layout, indexed: dict[str, int], added: int, deleted: int,
     mark = {**mark, "indexed_paths": named, "folders": folders, "files": mark["files"] + added - deleted,
             "writes_since_compaction": mark.get("writes_since_compaction", 0) + int(changed)}
     pending, size = journal_paths(lay, mark.get("journal_at", 0))
-    if not _pending(lay, pending, named):
+    if not _pending(lay, pending, named, mark.get("indexed_at_ns", 0)):
         mark["journal_at"] = size
     atomic_write_json(path, mark)
 
 
-def _pending(lay: Layout, paths: set[str], named: dict) -> set[str]:
-    return {p for p in paths if indexable(lay, p) and named.get(p) != mtime_ns(lay.root / p)}
+def _pending(lay: Layout, paths: set[str], named: dict, since: int) -> set[str]:
+    """The journal's `paths` the index does not hold as they are: one indexed by name since the
+    full run is pending when its mtime is not the one indexed; any other when it is gone or
+    changed after the full run (`since`), which scanned every file: a writer's event can be
+    journaled just after a full run that indexed its files (the dream's, after its closing
+    index run: every search then said "stale index: 8 files changed", status said none)."""
+    out = set()
+    for p in paths:
+        if not indexable(lay, p):
+            continue
+        mtime = mtime_ns(lay.root / p)
+        if (named.get(p) != mtime) if p in named else (mtime < 0 or mtime > since):
+            out.add(p)
+    return out
 
 
 def cheap_watermark(lay: Layout, mark: dict) -> dict:
     """The journal and folder check (see the module docstring)."""
     named = mark.get("indexed_paths") or {}
-    pending = _pending(lay, journal_paths(lay, mark.get("journal_at", 0))[0], named)
+    pending = _pending(lay, journal_paths(lay, mark.get("journal_at", 0))[0], named, mark.get("indexed_at_ns", 0))
     root = f"{lay.root}{os.sep}"  # a string join: a Path per folder cost more than its stat
     moved = [f for f, m in (mark.get("folders") or {}).items() if mtime_ns(root + f) != m]
     unexplained = [f for f in moved if not any(p.startswith(f + "/") for p in pending)]
