@@ -714,3 +714,51 @@ def test_a_change_said_with_the_subject_as_object_corrects_the_subjects_node(set
         assert new in facts and [h.text for h in facts[new].history] == [old], (old, new, list(facts))
         named = [p for p in (lay.root / "digest").rglob("*.md") if f"\n# {name}\n" in p.read_text()]
         assert len(named) == 1, named
+
+
+def test_a_fact_follows_a_person_s_edit_of_the_line_it_cites(settings, lay, vocab):
+    """A person edits a consolidated daily line by hand ("blue folder" -> "red folder", a number,
+    a name): at the next dream the digest fact citing it says what the line says now, the old
+    wording as its history (the edit is the evidence: no frame rule needed), and nothing else
+    in the digest changes; a line rewritten into something else is left to `check`; a third
+    dream changes nothing. Pseudo-words; before, the digest kept the old words."""
+    rng, v = vocab
+    day = date(2026, 6, 1)
+    lines = []
+    for _ in range(6):
+        noun, obj, verb = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "verb")
+        lines.append(rng.choice([f"I keep my {noun} in the {obj} {pick(rng, v, 'noun')}.",
+                                 f"The {noun} {verb}s {rng.randint(2, 900)} {pick(rng, v, 'unit')}.",
+                                 f"My {noun} is {pick(rng, v, 'name')}."]))
+    auto_memory(settings, say(day, "ed-0", lines), "ed-0")
+    run_dream(settings, day)
+    before = current_and_history(lay)
+    note = next((lay.root / "daily" / day.isoformat()).glob("*.md"))
+    text = note.read_text()
+    edits = {}
+    for old in rng.sample(lines, 2):
+        words = old.rstrip(".").split()
+        at = rng.randrange(1, len(words))
+        fresh = pick(rng, v, "object")
+        new = " ".join(words[:at] + [fresh] + words[at + 1:]) + "."
+        if new == old or old not in text:
+            continue
+        text = text.replace(old, new, 1)
+        edits[old] = new
+    assert edits, "no line edited: the test says nothing"
+    note.write_text(text, encoding="utf-8")
+    run_dream(settings, day + timedelta(days=1))
+    after = current_and_history(lay)
+    for old, new in edits.items():
+        assert new in after and [h.text for h in after[new].history] == [old], (old, new, list(after))
+        assert old not in after
+    untouched = {t: f for t, f in before.items() if t not in edits}
+    assert all(t in after and after[t].history == f.history for t, f in untouched.items())
+    again = current_and_history(lay)
+    run_dream(settings, day + timedelta(days=2))
+    assert current_and_history(lay).keys() == again.keys()
+    from memflow.tasks.index import run_index
+
+    run_index(settings)
+    findings = [f for f in api.check(lay.root).findings if f.area != "index"]
+    assert findings == [], findings

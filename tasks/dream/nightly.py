@@ -46,6 +46,7 @@ from memflow.tasks.dream.change import other_context
 from memflow.tasks.dream.nodes import (
     consolidated_before,
     digest_citations,
+    edited_fact,
     sibling_nodes,
     skipped_files,
     subject_nodes,
@@ -226,7 +227,8 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
                                             related, extra), True
     path = decision.path
     before = read_text(lay.root / path)
-    if set(links) <= digest.cited(before) and not unit.split:
+    edit = isinstance(decision, Correct) and bool(set(links) & set(find_fact(before, decision.old).links))
+    if set(links) <= digest.cited(before) and not unit.split and not edit:
         return path, None, False  # every source is there already: an idempotent re-run
     touched = None
     match decision:
@@ -242,8 +244,9 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
                 anchor = find_fact(after, above) if above else None
         case Correct(old=old, new=new):
             touched = find_fact(before, old)
-            check_same_attribute(new, touched)
-            check_same_context(new, context_of(links), touched.text, context_of(touched.links))
+            if not edit:  # (an edited line is its own evidence: the fact cites it)
+                check_same_attribute(new, touched)
+                check_same_context(new, context_of(links), touched.text, context_of(touched.links))
             after = digest.supersede(before, touched, day, digest.plain(new), links)
             after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
     digest.check_only_changed(before, after, touched)
@@ -306,6 +309,11 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     """One unit into one node: `decide` (a model) or the offline consolidator when None."""
     lay = layout(settings)
     links = unit_links(unit)
+    edited = edited_fact(lay, unit, links)
+    if edited is not None:  # the line a fact cites says otherwise now: the fact follows it
+        path, fact = edited
+        return apply_and_write(lay, run, unit, Correct(path=path, old=fact.text, new=unit.summary,
+                                                       reason="the line it cites was edited"))
     if consolidated_before(lay, unit, links):
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
@@ -318,6 +326,12 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
         decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject)})
     validate(lay, decision, unit)
     decision = split_if_full(lay, decision, unit, new_path, settings.digest_node_bytes)
+    return apply_and_write(lay, run, unit, decision, context_of)
+
+
+def apply_and_write(lay: Layout, run: RunRecord, unit: Unit, decision: Decision,
+                    context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> ActionRecord:
+    """Apply a validated decision and write its node, journaled in `run`."""
     path, text, created = apply_decision(lay, decision, unit, context_of)
     record = ActionRecord(unit=unit.name, action=decision.action if text else "none", path=path,
                           created=created)

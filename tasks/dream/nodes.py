@@ -83,6 +83,36 @@ def consolidated_before(lay: Layout, unit: Unit, links: list[str]) -> bool:
         for f in unit.evidence)
 
 
+def edited_fact(lay: Layout, unit: Unit, links: list[str]) -> tuple[str, digest.FactLine] | None:
+    """The current digest fact citing the unit's line when a person edited that line since
+    (path, fact), else None: one fact cites exactly the unit's links, no fact quotes the line's
+    words as they are now, and the fact is about the same thing said otherwise (most of its
+    words are the line's: "in the red folder" for "in the blue folder"). A line rewritten into
+    something else is not followed here (`check` reports its anchor), nor a line holding several
+    statements."""
+    if unit.split or not links or not unit.evidence:
+        return None
+    now = _quote(speaker(unit.evidence[0].text)[1])
+    citing = []
+    for rel in digest_files(lay):
+        try:
+            text = guarded(rel, lambda: read_text(lay.root / rel))
+        except FileRefused:
+            continue
+        if not set(links) & digest.cited(text):
+            continue
+        for fact in digest.facts_of(text):
+            if set(links) & set(fact.links):
+                if _quote(fact.text) == now or any(_quote(h.text) == now for h in fact.history):
+                    return None  # said as it is now: consolidated
+                citing.append((rel, fact))
+    if len(citing) != 1 or set(citing[0][1].links) != set(links):
+        return None
+    rel, fact = citing[0]
+    old, new = set(_quote(fact.text).split()), set(now.split())
+    return (rel, fact) if len(old & new) >= max(2, 0.6 * max(len(old), len(new))) else None
+
+
 def sibling_nodes(lay: Layout, subject: str) -> list[str]:
     """Nodes about the same person as `subject` (`person:<who>:<facet>`): a new facet's node
     links to them, so following links from one finds the others."""
