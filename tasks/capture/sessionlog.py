@@ -8,6 +8,7 @@ content when they have none. Lines are only ever appended.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Callable
@@ -92,9 +93,16 @@ def resent(logged: list[str], given: list[str]) -> list[bool]:
     positions: dict[str, list[int]] = {}
     for at, key in enumerate(logged):
         positions.setdefault(key, []).append(at)
-    run = next(((j, len(logged) - p) for j, key in enumerate(given) for p in positions.get(key, ())
-                if (j == 0 or len(logged) - p >= 2) and given[j:j + len(logged) - p] == logged[p:]), None)
-    start, size = run if run else (len(given), 0)
+    start, size = len(given), 0
+    for j, key in enumerate(given):
+        at = positions.get(key, [])
+        # a log suffix that fits in what is left of `given`, the longest first
+        for p in at[bisect.bisect_left(at, len(logged) - (len(given) - j)):]:
+            if (j == 0 or len(logged) - p >= 2) and given[j:j + len(logged) - p] == logged[p:]:
+                start, size = j, len(logged) - p
+                break
+        if size:
+            break
     pairs = set(zip(logged, logged[1:]))
     out = []
     for n, key in enumerate(given[:start]):

@@ -214,9 +214,12 @@ def find_fact(text: str, wanted: str) -> digest.FactLine:
 
 
 def apply_decision(lay: Layout, decision: Decision, unit: Unit,
-                   context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> tuple[str, str | None, bool]:
+                   context_of: Callable[[list[str]], tuple[str, str]] | None = None,
+                   edit: bool = False) -> tuple[str, str | None, bool]:
     """(path, new text or None for a no-op, created?) of one decision. An edit touches one fact
-    line at most, and `check_only_changed` proves no other line moved or changed."""
+    line at most, and `check_only_changed` proves no other line moved or changed. `edit`: a
+    CORRECT of the fact citing the unit's own line, which a person edited (`nodes.edited_fact`):
+    the edit is its evidence."""
     context_of = context_of or context_reader(lay)
     links, day = unit_links(unit), unit_date(unit)
     match decision:
@@ -227,7 +230,6 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
                                             related, extra), True
     path = decision.path
     before = read_text(lay.root / path)
-    edit = isinstance(decision, Correct) and bool(set(links) & set(find_fact(before, decision.old).links))
     if set(links) <= digest.cited(before) and not unit.split and not edit:
         return path, None, False  # every source is there already: an idempotent re-run
     touched = None
@@ -313,7 +315,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     if edited is not None:  # the line a fact cites says otherwise now: the fact follows it
         path, fact = edited
         return apply_and_write(lay, run, unit, Correct(path=path, old=fact.text, new=unit.summary,
-                                                       reason="the line it cites was edited"))
+                                                       reason="the line it cites was edited"), edit=True)
     if consolidated_before(lay, unit, links):
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
@@ -330,9 +332,10 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
 
 
 def apply_and_write(lay: Layout, run: RunRecord, unit: Unit, decision: Decision,
-                    context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> ActionRecord:
+                    context_of: Callable[[list[str]], tuple[str, str]] | None = None,
+                    edit: bool = False) -> ActionRecord:
     """Apply a validated decision and write its node, journaled in `run`."""
-    path, text, created = apply_decision(lay, decision, unit, context_of)
+    path, text, created = apply_decision(lay, decision, unit, context_of, edit)
     record = ActionRecord(unit=unit.name, action=decision.action if text else "none", path=path,
                           created=created)
     if text is None:

@@ -96,12 +96,11 @@ def edited_fact(lay: Layout, unit: Unit, links: list[str]) -> tuple[str, digest.
     citing = []
     for rel in digest_files(lay):
         try:
-            text = guarded(rel, lambda: read_text(lay.root / rel))
-        except FileRefused:
-            continue
-        if not set(links) & digest.cited(text):
-            continue
-        for fact in digest.facts_of(text):
+            _, _, node_cites, _ = guarded(rel, lambda: _node_entry(lay.root / rel))  # read when it changed
+            text = read_text(lay.root / rel) if set(links) & node_cites else ""
+        except (FileRefused, OSError):
+            continue  # named by `skipped_files`
+        for fact in digest.facts_of(text) if text else ():
             if set(links) & set(fact.links):
                 if _quote(fact.text) == now or any(_quote(h.text) == now for h in fact.history):
                     return None  # said as it is now: consolidated
