@@ -330,10 +330,13 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     @lru_cache(maxsize=None)
     def units_of(i: int) -> Units:
-        offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
+        scores = scores_of(i)
+        offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores)
+        best = max(scores, default=0.0)
+        opening = {o for o in offsets if scores[o] > 0 and scores[o] >= KEEP * best} if best > 0 else None
         if citations is None:
-            return Units(offsets, lambda o: unit_of(results[i], o))
-        return Units(offsets, lambda o: through(unit_of(results[i], o)))
+            return Units(offsets, lambda o: unit_of(results[i], o), opening)
+        return Units(offsets, lambda o: through(unit_of(results[i], o)), opening)
 
     def through(unit: Unit) -> Unit:
         """A note line citing another note's line cites what that line cites too."""

@@ -53,10 +53,14 @@ class Units:
     """A hit's lines in the order packing tries them (`offsets`), each made a `Unit` when first
     asked for: a hit shows one or two of its lines far more often than all of them."""
 
-    def __init__(self, offsets: list[int], make: Callable[[int], Unit]):
+    def __init__(self, offsets: list[int], make: Callable[[int], Unit], opening: set[int] | None = None):
         self.offsets = offsets
         self._make = make
         self._made: dict[int, Unit] = {}
+        # the lines that may open the hit's block (its matching lines): a neighbour is context
+        # for a line of its block, not evidence alone ("assistant: Noted." beside a turn the
+        # daily note already shows); None: any line
+        self.opening = opening
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -132,7 +136,8 @@ class Sequence:
         """Hit `i` takes its next lines while they fit in `rung`; True when one is left."""
         while self.next[i] < len(units):
             unit = units[self.next[i]]
-            if self.hidden(unit):  # said already: at every larger budget too
+            if self.hidden(unit) or not self.chosen[i] and units.opening is not None \
+                    and unit.offset not in units.opening:  # said already, or alone: at every larger budget too
                 self.next[i] += 1
                 continue
             if unit.code and not code:
