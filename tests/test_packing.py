@@ -198,3 +198,30 @@ def test_a_turn_quoted_by_the_note_is_not_packed_again_whatever_the_speaker_is_c
         shown = [re.sub(r"^(?:- )?(?:[\w ]{1,40}: )?", "", line).split(" [[")[0].split(" #L")[0]
                  for block in packed for line in expand(block).split("\n")[1:] if line != "…"]
         assert shown.count(text) == 1, (text, packed)
+
+
+@pytest.mark.parametrize("seed", [int(x) for x in __import__("os").environ.get("MEMFLOW_SEEDS", "6,28").split(",")])
+def test_no_block_is_only_a_reply_said_again_and_again(tmp_path, seed):
+    """The daily note quotes a user turn, so the transcript does not show it again; its
+    neighbours, the assistant's "Noted." said after every turn, then made a block of their own
+    ("assistant: Noted. … assistant: Noted."), context for nothing. A line said word for word
+    more than once in its hit does not open a block (a neighbour said once still may: in LoCoMo
+    the answer is often the turn beside the one a note quotes)."""
+    import random
+
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "vu", "ze", "dri", "sho"]
+    vocab = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(400)]
+    ws = tmp_path / "ws"
+    acks = [f"{rng.choice(vocab).capitalize()}." for _ in range(2)]
+    statements = [f"My {rng.choice(vocab)} {rng.choice(vocab)} is {rng.choice(vocab)} {rng.randint(2, 900)}."
+                  for _ in range(10)]
+    messages = []
+    for text in statements:
+        messages += [{"role": "user", "content": text}, {"role": "assistant", "content": rng.choice(acks)}]
+    api.capture(messages, "chat", ws, date="2026-04-01")
+    for text in rng.sample(statements, 4):
+        query = f"what is my {' '.join(text.split()[1:3])}?"
+        for block in api.search(query, ws, budget_tokens=300).packed:
+            lines = [line for line in block.split("\n")[1:] if line != "…"]
+            assert not all(line.split(": ", 1)[-1] in acks for line in lines), (query, block)

@@ -163,6 +163,17 @@ def _split(text: str) -> list[str]:
     return text.split("\n")
 
 
+@lru_cache(maxsize=4096)
+def _repeated(text: str) -> frozenset[int]:
+    """Offsets of the lines of `text` said more than once in it, word for word ("assistant:
+    Noted." after every turn): boilerplate, context for the line beside it at most."""
+    seen: dict[str, list[int]] = {}
+    for n, line in enumerate(text.split("\n")):
+        if _content(line):
+            seen.setdefault(line, []).append(n)
+    return frozenset(n for same in seen.values() if len(same) > 1 for n in same)
+
+
 def _content(line: str) -> bool:
     """A line that says something (not blank, a heading, a chunk's `[Part 2/3]` marker, or a
     digest node's `Related: [[a]], [[b]]`, which says nothing itself and matched only through
@@ -332,8 +343,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     def units_of(i: int) -> Units:
         scores = scores_of(i)
         offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores)
-        best = max(scores, default=0.0)
-        opening = {o for o in offsets if scores[o] > 0 and scores[o] >= KEEP * best} if best > 0 else None
+        opening = set(offsets) - _repeated(results[i].text) if _repeated(results[i].text) else None
         if citations is None:
             return Units(offsets, lambda o: unit_of(results[i], o), opening)
         return Units(offsets, lambda o: through(unit_of(results[i], o)), opening)

@@ -57,9 +57,9 @@ class Units:
         self.offsets = offsets
         self._make = make
         self._made: dict[int, Unit] = {}
-        # the lines that may open the hit's block (its matching lines): a neighbour is context
-        # for a line of its block, not evidence alone ("assistant: Noted." beside a turn the
-        # daily note already shows); None: any line
+        # the lines that may open the hit's block: not a line said again and again in it
+        # ("assistant: Noted." beside a turn the daily note already shows), context for the
+        # line beside it at most, nothing alone; None: any line
         self.opening = opening
 
     def __len__(self) -> int:
