@@ -138,7 +138,8 @@ def subject_nodes(lay: Layout) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for rel, (subject, _cites) in readable_nodes(lay):
         if subject:  # a name found outside the subject was keyed `thing:` before: the same name
-            found.setdefault(f"topic:{subject[6:]}" if subject.startswith("thing:") else subject, []).append(rel)
+            key = f"topic:{subject[6:]}" if subject.startswith("thing:") else subject
+            found.setdefault(key, []).append(rel)
     for paths in found.values():
         paths.sort(key=lambda rel: (len(rel), rel))  # the first part, then `-2`, `-3` ...
     return found

@@ -142,7 +142,8 @@ def _pending(lay: Layout, paths: set[str], named: dict, since: int) -> set[str]:
 def cheap_watermark(lay: Layout, mark: dict) -> dict:
     """The journal and folder check (see the module docstring)."""
     named = mark.get("indexed_paths") or {}
-    pending = _pending(lay, journal_paths(lay, mark.get("journal_at", 0))[0], named, mark.get("indexed_at_ns", 0))
+    journaled = journal_paths(lay, mark.get("journal_at", 0))[0]
+    pending = _pending(lay, journaled, named, mark.get("indexed_at_ns", 0))
     root = f"{lay.root}{os.sep}"  # a string join: a Path per folder cost more than its stat
     moved = [f for f, m in (mark.get("folders") or {}).items() if mtime_ns(root + f) != m]
     unexplained = [f for f in moved if not any(p.startswith(f + "/") for p in pending)]

@@ -341,9 +341,9 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     @lru_cache(maxsize=None)
     def units_of(i: int) -> Units:
-        scores = scores_of(i)
-        offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores)
-        opening = set(offsets) - _repeated(results[i].text) if _repeated(results[i].text) else None
+        offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
+        repeated = _repeated(results[i].text)
+        opening = set(offsets) - repeated if repeated else None
         if citations is None:
             return Units(offsets, lambda o: unit_of(results[i], o), opening)
         return Units(offsets, lambda o: through(unit_of(results[i], o)), opening)

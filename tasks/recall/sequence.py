@@ -136,8 +136,8 @@ class Sequence:
         """Hit `i` takes its next lines while they fit in `rung`; True when one is left."""
         while self.next[i] < len(units):
             unit = units[self.next[i]]
-            if self.hidden(unit) or not self.chosen[i] and units.opening is not None \
-                    and unit.offset not in units.opening:  # said already, or alone: at every larger budget too
+            alone = not self.chosen[i] and units.opening is not None and unit.offset not in units.opening
+            if alone or self.hidden(unit):  # said already, or nothing alone: at every larger budget too
                 self.next[i] += 1
                 continue
             if unit.code and not code:

@@ -340,7 +340,7 @@ def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tu
                 name = match.group("name")
                 values.append(("name", name, frozenset(tokenize(name, tokenizer)), ""))
         if values:
-            clauses = tuple(tuple(tokenize(searchable_text(c), tokenizer)) for c in _CLAUSE_RE.split(sentence))
+            clauses = (tuple(tokenize(searchable_text(c), tokenizer)) for c in _CLAUSE_RE.split(sentence))
             out.append((frozenset(tokenize(searchable_text(sentence), tokenizer)), tuple(values),
                         tuple(c for c in clauses if c)))
     return tuple(out)
@@ -375,8 +375,8 @@ def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) 
     a p95 latency of 420 ms" and "p95 latency is now 180 ms"; "The X container is capped at
     128 MiB" and "X may use 384 MiB now"), when the terms it holds are among the other's, a
     clause of it opens on them (nothing else named in their place: not "the search API p95
-    latency is 90 ms") and its value is a number in the same unit, or a version. Only the order of what is shown
-    follows from it: both lines are shown, the newer first."""
+    latency is 90 ms") and its value is a number in the same unit, or a version. Only the
+    order of what is shown follows from it: both lines are shown, the newer first."""
     said: dict[tuple[frozenset[str], str], dict[int, set[str]]] = {}
     measured: dict[tuple[str, str], list[tuple[int, frozenset[str], str, bool]]] = {}
     for n, line in enumerate(lines):
