@@ -221,6 +221,14 @@ def test_a_line_with_several_statements_is_split(vocab):
         assert clauses(f"I {v1} in {a} and {v2} at the {noun}.") == [f"I {v1} in {a}", f"I {v2} at the {noun}"]
         assert clauses(f"Our {noun} has 6 {v1}s, and we {v2} on {b}.") == [f"Our {noun} has 6 {v1}s", f"we {v2} on {b}"]
         assert len(clauses(f"I {v1} {a} and {b}.")) == 1   # one statement about two names
+        # a comma before a clause of its own (a name or "I", then a word in lower case)
+        o1, o2 = pick(rng, v, "object", 2)
+        assert clauses(f"My {noun} is {a}, {b} {v2}s to the {o1}.") == [f"My {noun} is {a}", f"{b} {v2}s to the {o1}"]
+        assert clauses(f"I {v1} the {o1} now, I {v2} it in {a}.") == [f"I {v1} the {o1} now", f"I {v2} it in {a}"]
+        for whole in (f"I {v1} {a}, {b} and {pick(rng, v, 'name')}.",      # a list of names
+                      f"I {v1} in {a}, near the {o1}.",                     # a phrase, no clause
+                      f"{a}, my {noun}, {v2}s the {o2}."):                  # an aside
+            assert clauses(whole) == [whole], whole
 
 
 def test_no_statement_is_cut_inside_an_attachment_or_an_aside(vocab):

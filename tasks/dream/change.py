@@ -600,7 +600,11 @@ def split_outside(pattern: re.Pattern, text: str) -> tuple[list[str], list[str]]
     return parts, joints
 
 
-_CLAUSE_SPLIT_RE = re.compile(r"\s*(?:,?\s+(?:and|but|while|whereas)\s+|;\s*|，(?:而且|并且|但是?|还)?|；)\s*")
+_CLAUSE_SPLIT_RE = re.compile(r"\s*(?:,?\s+(?:and|but|while|whereas)\s+|;\s*|，(?:而且|并且|但是?|还)?|；"
+                              # a comma before a clause of its own: a name or "I"/"we", then a
+                              # word in lower case ("My new manager is Tom, Priya moved to ..."),
+                              # not a list ("Paris, Rome and Berlin") or an aside ("Tom, my ...")
+                              r"|,\s+(?=(?:[A-Z][a-z]+|I|[Ww]e)(?:['’][a-z]+)?\s+(?!(?:and|or|nor)\b)[a-z]))\s*")
 
 
 def clauses(text: str) -> list[str]:
