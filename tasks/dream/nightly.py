@@ -311,12 +311,12 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     """One unit into one node: `decide` (a model) or the offline consolidator when None."""
     lay = layout(settings)
     links = unit_links(unit)
-    edited = edited_fact(lay, unit, links)
-    if edited is not None:  # the line a fact cites says otherwise now: the fact follows it
-        path, fact = edited
-        return apply_and_write(lay, run, unit, Correct(path=path, old=fact.text, new=unit.summary,
-                                                       reason="the line it cites was edited"), edit=True)
     if consolidated_before(lay, unit, links):
+        edited = edited_fact(lay, unit, links)  # (only a cited line can have been edited since)
+        if edited is not None:  # the line a fact cites says otherwise now: the fact follows it
+            path, fact = edited
+            return apply_and_write(lay, run, unit, Correct(path=path, old=fact.text, new=unit.summary,
+                                                           reason="the line it cites was edited"), edit=True)
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"
