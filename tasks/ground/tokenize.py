@@ -38,7 +38,9 @@ whom why will with would you your yours yourself yourselves s t don
 def _stemmer():
     import Stemmer
 
-    return Stemmer.Stemmer("english")
+    # no cache of its own: `_latin_tokens` keeps the stems, and PyStemmer's cache is 10,000
+    # tracked lists the garbage collector walks in every full collection
+    return Stemmer.Stemmer("english", 0)
 
 
 @lru_cache(maxsize=1)

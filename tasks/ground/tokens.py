@@ -10,6 +10,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from memflow.tasks.ground.memo import memo
+
 
 @lru_cache(maxsize=1)
 def _encoding():
@@ -29,7 +31,7 @@ def count_tokens(text: str) -> int:
     return len(_encoding().encode_ordinary(text))
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(1 << 16)
 def count_line_tokens(text: str) -> int:
     """`count_tokens`, remembered: packing counts the same candidate lines on every search."""
     return count_tokens(text)
@@ -48,7 +50,7 @@ def truncate_tokens(text: str, budget: int) -> str:
 BLOCK_FLOOR = 7
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(1 << 16)
 def block_floor(path: str) -> int:
     """The fewest cl100k tokens a packed block of a hit in `path` costs, never below
     `BLOCK_FLOOR`: its header starts `[PATH:L` and a line number follows, and the pre-tokenizer

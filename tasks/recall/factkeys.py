@@ -18,7 +18,7 @@ OutLink = tuple[int, str, str | None, str]  # line, target, anchor, kind
 _COLUMNS = ["line", "target", "anchor", "kind"]
 
 
-def out_links(index: keyword.KeywordIndex, path: str) -> list[OutLink]:
+def out_links(index: keyword.KeywordIndex, path: str) -> tuple[OutLink, ...]:
     """The links from `path`, in link-table order (memoised on the index)."""
     found = index.masks.get(("out-links", path))
     if found is None:
@@ -41,8 +41,8 @@ def read_out_links(index: keyword.KeywordIndex, paths: list[str]) -> None:
             columns = [rowmaps.take_column(index.links.column(c), numbers) for c in ("source", *_COLUMNS)]
             for source, *link in zip(*columns):
                 grouped[source].append(tuple(link))
-    for path, links in grouped.items():
-        index.masks[("out-links", path)] = links
+    for path, links in grouped.items():  # tuples of strings and numbers: the collector stops walking them
+        index.masks[("out-links", path)] = tuple(links)
 
 
 def row_spans(index: keyword.KeywordIndex, numbers: list[int]) -> list[dict]:

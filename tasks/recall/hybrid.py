@@ -13,7 +13,6 @@ import logging
 import re
 from collections.abc import Callable
 from datetime import date
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResu
 from memflow.schemas.notes import tag_list
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
+from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import speaker_mask
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
@@ -417,7 +417,7 @@ _ANY_BULLET_RE = re.compile(_BULLET, re.MULTILINE)
 _UNTIL_RE = re.compile(r"^\s+[-*+]\s+until ")
 
 
-@lru_cache(maxsize=1 << 16)  # the same candidate lines come back query after query
+@memo(1 << 16)  # the same candidate lines come back query after query
 def _fact_key(line: str) -> str | None:
     """A current fact line (not history) as comparable text: no bullet, date, speaker, links."""
     if not _BULLET_RE.match(line) or _UNTIL_RE.match(line):

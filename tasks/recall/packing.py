@@ -36,6 +36,7 @@ from memflow.tasks.ground.markdown import (
     parse_anchor,
     searchable_text,
 )
+from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
@@ -100,12 +101,18 @@ def _score(terms: str, asked: list[tuple[str, float]]) -> float:
     return math.fsum(found) if found else 0.0
 
 
-@lru_cache(maxsize=1 << 16)
+_TERMS: dict[tuple[str, bool], Callable[[str], str]] = {}  # (tokenizer, transcript) -> line -> terms
+
+
 def _terms(line: str, tokenizer: str, transcript: bool) -> str:
     """A line's search terms, each between spaces (a piece's place, `L45 part 2/5`, is no
     words of the message), kept across searches: a resident process meets the same candidate
     lines again and again."""
-    return f" {' '.join(line_words(unlabelled(line), tokenizer, transcript))} "
+    terms_of = _TERMS.get((tokenizer, transcript))
+    if terms_of is None:
+        terms_of = _TERMS[tokenizer, transcript] = memo(1 << 16)(
+            lambda text: f" {' '.join(line_words(unlabelled(text), tokenizer, transcript))} ")
+    return terms_of(line)
 
 
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
@@ -151,27 +158,27 @@ def context_of(text: str, i: int, neighbours: int) -> list[int]:
     return [i, *history]
 
 
-@lru_cache(maxsize=1 << 16)  # the same candidate lines come back query after query
+@lru_cache(maxsize=1 << 14)  # the same candidate lines come back query after query
 def _shown_with(text: str, i: int, neighbours: int) -> tuple[int, ...]:
     """The lines with content `context_of` shows with line `i` of `text`."""
     lines = _split(text)
     return tuple(j for j in context_of(text, i, neighbours) if 0 <= j < len(lines) and _content(lines[j]))
 
 
-@lru_cache(maxsize=4096)
-def _split(text: str) -> list[str]:
-    return text.split("\n")
+@lru_cache(maxsize=256)  # the texts of the hits in hand (a cached text's lines are walked by every full collection)
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(text.split("\n"))
 
 
 @lru_cache(maxsize=4096)
-def _repeated(text: str) -> frozenset[int]:
+def _repeated(text: str) -> tuple[int, ...]:
     """Offsets of the lines of `text` said more than once in it, word for word ("assistant:
     Noted." after every turn): boilerplate, context for the line beside it at most."""
     seen: dict[str, list[int]] = {}
     for n, line in enumerate(text.split("\n")):
         if _content(line):
             seen.setdefault(line, []).append(n)
-    return frozenset(n for same in seen.values() if len(same) > 1 for n in same)
+    return tuple(sorted(n for same in seen.values() if len(same) > 1 for n in same))
 
 
 def _content(line: str) -> bool:
@@ -192,7 +199,7 @@ _FRAGMENT_RE = re.compile(r"^\[Part \d+/\d+ of L\d+\]$", re.MULTILINE)  # a piec
 _SHORT_REF_RE = re.compile(r"#(L\d+(?:-L\d+)?(?:,L\d+(?:-L\d+)?)*)$")
 
 
-@lru_cache(maxsize=4096)
+@memo(4096)
 def _has_fragments(text: str) -> bool:
     """The hit holds a piece of a long note line (`[Part 2/3 of L12]`): read once per text."""
     return "[Part " in text and _FRAGMENT_RE.search(text) is not None
@@ -227,22 +234,25 @@ def unit_of(result: SearchResult, offset: int) -> Unit:
     """Line `offset` of a hit as packing weighs it (`sequence.Unit`): a whole file line has a
     place, a piece of a message or of a long note line does not (its other pieces say other
     things); a note line's words are what a turn it cites must be inside to be left out."""
-    return _unit(result.path, result.end_line, result.text, offset)
+    offset, own, place, cites, said, turn, code = _unit(result.path, result.end_line, result.text, offset)
+    return Unit(offset, own, place, frozenset(cites), said, turn, code)
 
 
-@lru_cache(maxsize=1 << 16)
-def _unit(path: str, end_line: int, text: str, offset: int) -> Unit:
-    """`unit_of`, remembered across searches (a unit depends only on the hit's text and place)."""
+@lru_cache(maxsize=1 << 15)
+def _unit(path: str, end_line: int, text: str, offset: int) -> tuple:
+    """`unit_of`'s fields, remembered across searches (a unit depends only on the hit's text and
+    place) as a plain tuple of strings and numbers, which the garbage collector stops walking
+    after its first look (a `Unit` or a set it walks in every full collection)."""
     line = text.split("\n")[offset]
     number = _line_number(path, end_line, text, offset)
     turn = path.endswith(".jsonl")
     whole = piece_of(line) is None if turn else not _has_fragments(text)
     tail = _tail_link(line)
-    cites = frozenset((tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)) \
-        if tail else frozenset()
+    cites = tuple((tail.group(1), n) for a, b in parse_anchor(tail.group(2)) for n in range(a, b + 1)) \
+        if tail else ()
     said = line_text(spoken(line) if turn else unlabelled(line)).lower()
-    return Unit(offset, (path, number, line), (path, number) if whole else None,
-                cites, said, turn, turn and is_code(line))
+    return (offset, (path, number, line), (path, number) if whole else None,
+            cites, said, turn, turn and is_code(line))
 
 
 def block(result: SearchResult, offsets: list[int]) -> str:
@@ -343,7 +353,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     def units_of(i: int) -> Units:
         offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
         repeated = _repeated(results[i].text)
-        opening = set(offsets) - repeated if repeated else None
+        opening = set(offsets).difference(repeated) if repeated else None
         if citations is None:
             return Units(offsets, lambda o: unit_of(results[i], o), opening)
         return Units(offsets, lambda o: through(unit_of(results[i], o)), opening)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from datetime import date, timedelta
 
@@ -25,6 +26,7 @@ from memflow.tasks.ground.markdown import FACT_DATE_RE as _FACT_RE
 from memflow.tasks.ground.markdown import HISTORY_DATE_RE as _HISTORY_RE
 from memflow.tasks.ground.markdown import iso_date as _day
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION, line_date, line_text, searchable_text
+from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.transcript import unmarked
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
@@ -216,11 +218,23 @@ def dated_line(line: str, default: date | None, tokenizer: str,
     return (day, terms, current) if day and terms and (asked is None or terms & asked) else None
 
 
-@lru_cache(maxsize=65536)  # a process searching one workspace sees the same lines again and again
 def said_terms(line: str, tokenizer: str) -> frozenset[str]:
     """What a line says as content terms: no bullet, date, speaker, links, anchors or label."""
+    said_of = _SAID.get(tokenizer)
+    if said_of is None:
+        said_of = _SAID[tokenizer] = memo(1 << 16)(lambda text: " ".join(_said_terms(text, tokenizer)))
+    return frozenset(said_of(line).split(" ")) - _NOTHING
+
+
+# tokenizer -> line -> its terms joined by spaces: a process searching one workspace sees the same
+# lines again and again, and a string is nothing the garbage collector walks (a set is)
+_SAID: dict[str, Callable[[str], str]] = {}
+_NOTHING = frozenset({""})
+
+
+def _said_terms(line: str, tokenizer: str) -> list[str]:
     said = _SHORT_REF_RE.sub("", line_text(unlabelled(line)))  # packing's `#L13` anchors
-    return frozenset(tokenize(searchable_text(said), tokenizer))
+    return tokenize(searchable_text(said), tokenizer)
 
 
 def same_question(a: frozenset[str], b: frozenset[str], asked: frozenset[str] = frozenset()) -> bool:
@@ -321,7 +335,7 @@ def _unit(sentence: str, at: int, tokenizer: str) -> str:
     return terms[0] if terms else ""
 
 
-@lru_cache(maxsize=65536)  # a resident process meets the same candidate lines again and again
+@lru_cache(maxsize=1 << 14)  # a resident process meets the same candidate lines again and again
 def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tuple[Value, ...], tuple], ...]:
     """Per sentence of a line that states a value: its terms and its values (kind, value, the
     value's own terms, the word right after a number: its unit, "ms", "MiB", "%") by their
