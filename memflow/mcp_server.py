@@ -11,6 +11,7 @@ embedding model stay loaded, so a search costs milliseconds.
 """
 
 import functools
+import gc
 import hmac
 import json
 import logging
@@ -365,6 +366,10 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
         warm_snapshot(settings)  # the first write and search then cost what the next ones do
     except Exception as exc:  # noqa: BLE001 - an unreadable snapshot: the tools say why when called
         logging.getLogger("memflow").warning("the search snapshot could not be opened: %s", exc)
+    # what start-up made (the modules, the snapshot's row maps) lives as long as the server:
+    # out of the collector's sight, a full collection inside a search no longer walks it
+    gc.collect()
+    gc.freeze()
     watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
     try:
         if transport == "stdio":

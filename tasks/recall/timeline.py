@@ -318,7 +318,7 @@ _SENTENCE_END_RE = re.compile(rf"(?<=[.!?。！？]){NOT_AN_ABBREVIATION}\s+")
 _VALUE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:[.,:]\d+)*)(?!\w)|(?<=[a-z0-9,;] )(?P<name>[A-Z][\w-]+)")
 
 
-Value = tuple[str, str, frozenset[str], str]  # kind, value, the value's own terms, its unit
+Value = tuple[str, str, tuple[str, ...], str]  # kind, value, the value's own terms, its unit
 
 _UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
 
@@ -336,11 +336,13 @@ def _unit(sentence: str, at: int, tokenizer: str) -> str:
 
 
 @lru_cache(maxsize=1 << 14)  # a resident process meets the same candidate lines again and again
-def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tuple[Value, ...], tuple], ...]:
+def sentence_values(line: str, tokenizer: str) -> tuple[tuple[tuple[str, ...], tuple[Value, ...], tuple], ...]:
     """Per sentence of a line that states a value: its terms and its values (kind, value, the
     value's own terms, the word right after a number: its unit, "ms", "MiB", "%") by their
     shape: numbers (a version, with two dots or more, is its own kind) and names (a word
-    capitalised after a word inside the sentence), and its clauses' terms in order."""
+    capitalised after a word inside the sentence), and its clauses' terms in order. Terms are
+    tuples, not sets: tuples of strings are what the garbage collector stops walking, and a
+    cached set it walks in every full collection."""
     said = _SPOKEN_RE.sub("", unmarked(_SHORT_REF_RE.sub("", line_text(unlabelled(line)))))
     out = []
     for sentence in _SENTENCE_END_RE.split(said):
@@ -348,14 +350,14 @@ def sentence_values(line: str, tokenizer: str) -> tuple[tuple[frozenset[str], tu
         for match in _VALUE_RE.finditer(sentence):
             if match.lastgroup == "num":
                 value = match.group("num").rstrip(".,:")
-                values.append(("version" if value.count(".") >= 2 else "number", value, frozenset(),
+                values.append(("version" if value.count(".") >= 2 else "number", value, (),
                                _unit(sentence, match.end(), tokenizer)))
             else:
                 name = match.group("name")
-                values.append(("name", name, frozenset(tokenize(name, tokenizer)), ""))
+                values.append(("name", name, tuple(tokenize(name, tokenizer)), ""))
         if values:
             clauses = (tuple(tokenize(searchable_text(c), tokenizer)) for c in _CLAUSE_RE.split(sentence))
-            out.append((frozenset(tokenize(searchable_text(sentence), tokenizer)), tuple(values),
+            out.append((tuple(dict.fromkeys(tokenize(searchable_text(sentence), tokenizer))), tuple(values),
                         tuple(c for c in clauses if c)))
     return tuple(out)
 
@@ -374,9 +376,10 @@ def stated_values(line: str, tokenizer: str, asked: frozenset[str]) -> set[tuple
     """What each sentence of a line that holds some of the query's terms (`asked`) states:
     (those terms, kind, value, unit, whether a clause opens on them: `_leads`), a name that is
     a query term left out."""
-    return {(terms & asked, kind, value, unit, _leads(clauses, asked, terms & asked))
+    return {(held, kind, value, unit, _leads(clauses, asked, held))
             for terms, values, clauses in sentence_values(line, tokenizer)
-            if terms & asked for kind, value, own, unit in values if not own & asked}
+            if (held := asked.intersection(terms)) for kind, value, own, unit in values
+            if asked.isdisjoint(own)}
 
 
 def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) -> list[tuple[int, int]]:
