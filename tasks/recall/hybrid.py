@@ -426,6 +426,9 @@ def _fact_key(line: str) -> str | None:
     return text if len(text) >= 12 else None
 
 
+_UNSEEN = object()
+
+
 def elide_repeats(text: str, said: set[str]) -> tuple[str, set[str], int]:
     """A result's text without the fact lines already shown above it (a digest line and the
     daily line it came from say one fact); returns (text, its new fact lines, lines dropped).
@@ -437,11 +440,14 @@ def elide_repeats(text: str, said: set[str]) -> tuple[str, set[str], int]:
     if _ANY_BULLET_RE.search(text) is None:  # no fact line (a transcript window, prose)
         return text, set(), 0
     out, fresh, dropped, dropping = [], set(), 0, False
+    known = _fact_key.table.get  # the remembered keys read in place: a call per line cost more than the key
     for line in text.split("\n"):
         if dropping and _UNTIL_RE.match(line):
             out.append("")
             continue
-        key = _fact_key(line)
+        key = known(line, _UNSEEN)
+        if key is _UNSEEN:
+            key = _fact_key(line)
         dropping = key is not None and key in said
         if dropping:
             dropped += 1
