@@ -283,6 +283,26 @@ def test_a_part_after_and_keeps_the_head_it_continues(vocab):
             f"{pronoun} {v1} to the {noun}", f"{pronoun} {v3} my {obj}"]
 
 
+def test_a_part_opening_on_an_ing_form_continues_the_verb(vocab):
+    """"I usually go climbing on Tuesdays and swimming on Fridays": the part after "and" opens
+    on an -ing form that continues the first part's verb, so it borrows what comes before the
+    first part's own -ing form ("I usually go swimming on Fridays"), never the pronoun alone ("I
+    swimming on Fridays" was a fact in the digest); with no -ing form to line up with, it stays
+    joined. Read from the ending's shape, not from a list of activities."""
+    rng, v = vocab
+    for _ in range(100):
+        v1, g1, g2 = pick(rng, v, "verb", 3)
+        adv, (q1, q2) = pick(rng, v, "adj"), pick(rng, v, "qualifier", 2)
+        pronoun = rng.choice(["I", "We", "They"])
+        line = f"{pronoun} {adv}ly {v1} {g1}ing on {q1}s and {g2}ing on {q2}s."
+        assert clauses(line) == [f"{pronoun} {adv}ly {v1} {g1}ing on {q1}s",
+                                 f"{pronoun} {adv}ly {v1} {g2}ing on {q2}s"], (line, clauses(line))
+        line = f"{pronoun} {v1} {g1}ing and {g2}ing the {q1}."
+        assert clauses(line) == [f"{pronoun} {v1} {g1}ing", f"{pronoun} {v1} {g2}ing the {q1}"], (line, clauses(line))
+        line = f"{pronoun} {v1} to the {q1} and {g2}ing my {q2}."  # nothing to line up with
+        assert clauses(line) == [line], (line, clauses(line))
+
+
 def test_a_compound_subject_is_one_statement(vocab):
     """"My wife Lena and I have two kids": "and" joins two subjects, not two statements (it
     made "My wife Lena" a fact of its own); a part before "and" that is a clause of its own

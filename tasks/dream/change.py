@@ -637,9 +637,23 @@ def clauses(text: str) -> list[str]:
                 # can be lent: "find peace in it" or "hiking the other day" alone is no fact
                 out[-1] = f"{out[-1]}{joint}{part}".rstrip(" ,.;")
                 continue
-            part = f"{lead.surface} {part}"
+            if _GERUND_RE.fullmatch(first.surface):
+                # "I usually go climbing on Tuesdays and swimming on Fridays": the part continues
+                # the first part's verb, not its pronoun ("I swimming on Fridays" says nothing):
+                # it borrows what comes before the first part's own -ing word, or stays joined
+                verb = _GERUND_RE.search(merged[0], len(lead.surface))
+                if verb is None:
+                    out[-1] = f"{out[-1]}{joint}{part}".rstrip(" ,.;")
+                    continue
+                part = f"{merged[0][:verb.start()]}{part}"
+            else:
+                part = f"{lead.surface} {part}"
         out.append(part.rstrip(" ,.;"))
     return out if len(out) > 1 else [text]
+
+
+# an -ing form by its shape (a vowel before the ending: "swimming", "going"; not "bring", "thing")
+_GERUND_RE = re.compile(r"\b[a-z]*[aeiouy][a-z]*ing\b")
 
 
 def _compound_subject(before: str, part: str) -> bool:
