@@ -283,6 +283,28 @@ def test_a_part_after_and_keeps_the_head_it_continues(vocab):
             f"{pronoun} {v1} to the {noun}", f"{pronoun} {v3} my {obj}"]
 
 
+def test_a_named_things_measure_restated_with_the_name_alone_is_a_change(vocab):
+    """"My dog Rex is 3 years old" -> "Rex is 4 years old now": the name, the same words after
+    it and one number changed (same unit) is a change; another name, another word after it, the
+    same number, another unit or more said before the name is not."""
+    rng, v = vocab
+    for _ in range(200):
+        noun, other_noun, verb, verb2 = *pick(rng, v, "noun", 2), *pick(rng, v, "verb", 2)
+        name, other = pick(rng, v, "name", 2)
+        unit, unit2 = pick(rng, v, "unit", 2)
+        n1, n2 = rng.sample(range(2, 999), 2)
+        old = f"My {noun} {name} {verb}s {n1} {unit}s."
+        assert relation(f"{name} {verb}s {n2} {unit}s now.", old) == "replaces", old
+        assert relation(f"Our {noun} {name} {verb}s {n2} {unit}s.", f"Our {noun} {name} {verb}s {n1} {unit}s.") == "replaces"
+        for new in (f"{other} {verb}s {n2} {unit}s now.",          # another name
+                    f"{name} {verb2}s {n2} {unit}s now.",          # another predicate
+                    f"{name} {verb}s {n2} {unit2}s now.",          # another unit
+                    f"My {other_noun} {name} {verb}s {n2} {unit}s.",  # said of another thing
+                    f"{name} {verb}s {n2} {unit}s at the {other_noun}."):  # a qualifier added
+            assert relation(new, old) != "replaces", (new, old)
+        assert relation(f"{name} {verb}s {n1} {unit}s.", old) != "replaces"
+
+
 def test_a_part_opening_on_an_ing_form_continues_the_verb(vocab):
     """"I usually go climbing on Tuesdays and swimming on Fridays": the part after "and" opens
     on an -ing form that continues the first part's verb, so it borrows what comes before the
@@ -514,6 +536,12 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
     days[2].append(f"I rewrote the loop:\n\n```python\n{code}\n```\n\n"
                    f"After that the {adj} {noun} takes {n2} {unit} instead of {n1} {unit}. Anything else to try?")
     checks.append({"kind": "chain", "query": f"{adj} {noun} takes", "values": [str(n2), str(n1)]})
+    noun, verb, unit = next(nouns), next(verbs), pick(rng, v, "unit")
+    name = pick(rng, v, "name")  # a named thing's measure, the name alone later: another node's fact
+    n1, n2 = rng.sample(range(2, 99), 2)
+    days[0].append(f"My {noun} {name} {verb}s {n1} {unit}s.")
+    days[2].append(f"{name} {verb}s {n2} {unit}s now.")
+    checks.append({"kind": "chain", "query": f"{name} {verb}s", "values": [str(n2), str(n1)], "about": name})
     name = pick(rng, v, "name")
     days[1].append(f"Call me {name}.")  # a short statement
     checks.append({"kind": "found", "query": name, "text": f"Call me {name}."})

@@ -516,7 +516,7 @@ def relation(new: str, old: str) -> str | None:
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
     if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
-    if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b):
+    if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) or _named_measure_changed(a, b):
         return "replaces"
     return None
 
@@ -580,6 +580,29 @@ def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
     old = [t for t in a if t.norm in gone]
     new = [t for t in b if t.norm in added]
     return all(t.kind == "num" for t in old + new) and _units_match(old, new)
+
+
+def _named_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
+    """A named thing's measure restated with a new number, the words after the name otherwise
+    the same and nothing said before it that the old statement did not say ("My dog Rex is 3
+    years old" -> "Rex is 4 years old now"; "Our build box Kato has 16 cores" -> "Kato has 32
+    cores"). The name is a name in one of the two at least (a capitalised word inside it)."""
+    def said(t: Tok) -> str:  # a name opening a sentence is read as a word (and stemmed): compare as written
+        return t.surface.lower()
+
+    for name in {said(t) for t in a + b if t.kind == "name"}:
+        at_a = next((i for i, t in enumerate(a) if said(t) == name), None)
+        at_b = next((i for i, t in enumerate(b) if said(t) == name), None)
+        if at_a is None or at_b is None or not {said(t) for t in b[:at_b]} <= {said(t) for t in a[:at_a]}:
+            continue
+        tail_a, tail_b = a[at_a + 1:], b[at_b + 1:]
+        if len(tail_a) != len(tail_b):
+            continue
+        differ = [(x, y) for x, y in zip(tail_a, tail_b) if x.norm != y.norm]
+        if len(differ) == 1 and differ[0][0].kind == differ[0][1].kind == "num" \
+                and _units_match(list(tail_a), list(tail_b)):
+            return True
+    return False
 
 
 # a bracketed span: what a chat sent with a message ("[image: a photo of a table with snacks and

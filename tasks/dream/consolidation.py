@@ -260,18 +260,21 @@ def relation_to(said: str, known: FactLine) -> str | None:
 
 
 def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
-                   context_of: Callable[[list[str]], tuple[str, str]] | None = None) -> Decision:
+                   context_of: Callable[[list[str]], tuple[str, str]] | None = None,
+                   elsewhere: dict[str, str] | None = None) -> Decision:
     """Unit + the nodes of its subject (path -> text) -> one decision. The same statement again
     anywhere in them corroborates it; else a current fact it shows to have changed, or whose
     replaced value it shows to have changed (`relation_to`; the closest, when several), is
     corrected, unless the two were said about different things (`change.other_context` of their
     sources: `context_of(links)` reads the cited lines and their note); else it is a new line
-    beside the others."""
+    beside the others. `elsewhere`: other nodes that name the unit's subject ("Rex is 4 years
+    old now" and the user's node saying "My dog Rex is 3 years old"), searched for the same
+    statement or one it changes, never added to."""
     fact = unit.summary
     _, said = speaker(fact)
     own_context = context_of(unit_links(unit)) if context_of else ("", "")
     replaced = []
-    for path, text in candidates.items():
+    for path, text in {**(elsewhere or {}), **candidates}.items():
         for known in facts_of(text):
             relation = relation_to(said, known)
             if relation == "same":

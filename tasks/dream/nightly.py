@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -158,6 +159,27 @@ def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, s
         except IndexMissing:
             pass
     return {p: read_text(lay.root / p) for p in dict.fromkeys(paths) if (lay.root / p).is_file()}
+
+
+def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str]) -> dict[str, str]:
+    """For a statement about something named ("Rex is 4 years old now", a node `Rex`): the
+    people's nodes that name it too ("My dog Rex is 3 years old" is the user's): where the
+    same fact or the one it changes may be, whatever node the name's first mention went to."""
+    if not unit.subject.startswith("topic:") or not _NAME_RE.fullmatch(unit.name):
+        return {}
+    named = re.compile(rf"(?<![\w-]){re.escape(unit.name)}(?![\w-])")
+    out: dict[str, str] = {}
+    for key, paths in subject_nodes(lay).items():
+        if key.startswith("person:"):
+            for rel in paths:
+                if rel not in own and (lay.root / rel).is_file():
+                    text = read_text(lay.root / rel)
+                    if named.search(text):
+                        out[rel] = text
+    return out
+
+
+_NAME_RE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)?")  # a node named by one name ("Rex", "McKay")
 
 
 def validate(lay: Layout, decision: Decision, unit: Unit) -> None:
@@ -323,7 +345,8 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     new_path = unique_path(lay, folder, slugify(unit.name))
     context_of = context_reader(lay)
     nodes = candidates(settings, unit, with_search)
-    decision = decide(unit, nodes, new_path) if decide else decide_offline(unit, nodes, new_path, context_of)
+    decision = decide(unit, nodes, new_path) if decide else \
+        decide_offline(unit, nodes, new_path, context_of, naming_nodes(lay, unit, nodes))
     if isinstance(decision, Create) and not decision.related:
         decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject)})
     validate(lay, decision, unit)

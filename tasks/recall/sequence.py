@@ -34,7 +34,7 @@ FIRST_RUNG = RUNG / 2
 TOKENS_PER_HIT = 20
 
 
-@dataclass(frozen=True, slots=True)  # no __dict__: cached units are walked by every full collection
+@dataclass(frozen=True, slots=True)  # no __dict__ per unit: a packed search makes hundreds
 class Unit:
     """One line of a hit, as packing weighs it: `own` identifies it (path, line, text); `place`
     is (path, line) when it is a whole file line; `cites` are the (path, line) its provenance
