@@ -295,7 +295,8 @@ def test_a_named_things_measure_restated_with_the_name_alone_is_a_change(vocab):
         n1, n2 = rng.sample(range(2, 999), 2)
         old = f"My {noun} {name} {verb}s {n1} {unit}s."
         assert relation(f"{name} {verb}s {n2} {unit}s now.", old) == "replaces", old
-        assert relation(f"Our {noun} {name} {verb}s {n2} {unit}s.", f"Our {noun} {name} {verb}s {n1} {unit}s.") == "replaces"
+        ours = f"Our {noun} {name} {verb}s"
+        assert relation(f"{ours} {n2} {unit}s.", f"{ours} {n1} {unit}s.") == "replaces"
         for new in (f"{other} {verb}s {n2} {unit}s now.",          # another name
                     f"{name} {verb2}s {n2} {unit}s now.",          # another predicate
                     f"{name} {verb}s {n2} {unit2}s now.",          # another unit
@@ -320,7 +321,7 @@ def test_a_part_opening_on_an_ing_form_continues_the_verb(vocab):
         assert clauses(line) == [f"{pronoun} {adv}ly {v1} {g1}ing on {q1}s",
                                  f"{pronoun} {adv}ly {v1} {g2}ing on {q2}s"], (line, clauses(line))
         line = f"{pronoun} {v1} {g1}ing and {g2}ing the {q1}."
-        assert clauses(line) == [f"{pronoun} {v1} {g1}ing", f"{pronoun} {v1} {g2}ing the {q1}"], (line, clauses(line))
+        assert clauses(line) == [f"{pronoun} {v1} {g1}ing", f"{pronoun} {v1} {g2}ing the {q1}"], line
         line = f"{pronoun} {v1} to the {q1} and {g2}ing my {q2}."  # nothing to line up with
         assert clauses(line) == [line], (line, clauses(line))
 

@@ -49,10 +49,11 @@ def test_memo_table_is_never_walked_by_the_collector():
 
 def test_recall_caches_answer_as_computed_fresh():
     rng = random.Random(SEED + 2)
-    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 9))) for _ in range(300)]
-    lines = [f"- 2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}: " + " ".join(rng.choices(words, k=rng.randint(1, 12)))
-             + rng.choice(["", " [[daily/2026-01-02/x.md#L4]]", " (replaced 2026-02-03)", " 三月 的 会议"])
-             for _ in range(300)]
+    letters = string.ascii_lowercase
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(300)]
+    tails = ["", " [[daily/2026-01-02/x.md#L4]]", " (replaced 2026-02-03)", " 三月 的 会议"]
+    lines = [f"- 2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}: "
+             + " ".join(rng.choices(words, k=rng.randint(1, 12))) + rng.choice(tails) for _ in range(300)]
     for tokenizer in ("bigram", "jieba") if _has_jieba() else ("bigram",):
         for line in lines + lines:
             assert said_terms(line, tokenizer) == frozenset(_said_terms(line, tokenizer))

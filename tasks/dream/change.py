@@ -516,7 +516,8 @@ def relation(new: str, old: str) -> str | None:
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
     if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
-    if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) or _named_measure_changed(a, b):
+    if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) \
+            or _named_measure_changed(a, b):
         return "replaces"
     return None
 

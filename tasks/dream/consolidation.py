@@ -274,7 +274,7 @@ def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
     _, said = speaker(fact)
     own_context = context_of(unit_links(unit)) if context_of else ("", "")
     replaced = []
-    for path, text in {**(elsewhere or {}), **candidates}.items():
+    for path, text in {**candidates, **(elsewhere or {})}.items():
         for known in facts_of(text):
             relation = relation_to(said, known)
             if relation == "same":

@@ -165,7 +165,8 @@ def _shown_with(text: str, i: int, neighbours: int) -> tuple[int, ...]:
     return tuple(j for j in context_of(text, i, neighbours) if 0 <= j < len(lines) and _content(lines[j]))
 
 
-@lru_cache(maxsize=256)  # the texts of the hits in hand (a cached text's lines are walked by every full collection)
+# the texts of the hits in hand (a cached text's lines are walked by every full collection)
+@lru_cache(maxsize=256)
 def _split(text: str) -> tuple[str, ...]:
     return tuple(text.split("\n"))
 

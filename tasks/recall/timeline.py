@@ -319,6 +319,7 @@ _VALUE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:[.,:]\d+)*)(?!\w)|(?<=[a-z0-9,;
 
 
 Value = tuple[str, str, tuple[str, ...], str]  # kind, value, the value's own terms, its unit
+Sentence = tuple[tuple[str, ...], tuple[Value, ...], tuple]  # its terms, its values, its clauses' terms
 
 _UNIT_RE = re.compile(r"\s?(%|[^\W\d_]+)")
 
@@ -336,7 +337,7 @@ def _unit(sentence: str, at: int, tokenizer: str) -> str:
 
 
 @lru_cache(maxsize=1 << 14)  # a resident process meets the same candidate lines again and again
-def sentence_values(line: str, tokenizer: str) -> tuple[tuple[tuple[str, ...], tuple[Value, ...], tuple], ...]:
+def sentence_values(line: str, tokenizer: str) -> tuple[Sentence, ...]:
     """Per sentence of a line that states a value: its terms and its values (kind, value, the
     value's own terms, the word right after a number: its unit, "ms", "MiB", "%") by their
     shape: numbers (a version, with two dots or more, is its own kind) and names (a word
