@@ -328,3 +328,35 @@ def test_an_update_that_leaves_the_subject_to_the_conversation_comes_first(seed)
         same = f"{m1.capitalize()} {m2} is still {v1} {unit}."
         assert newest_first(blocks(old, same), "bigram", asked=asked) == [0, 1, 2], (old, same)
     assert pulled == 100
+
+
+@pytest.mark.parametrize("seed", [int(s) for s in __import__("os").environ.get("MEMFLOW_SEEDS", "13,37,71").split(",")])
+def test_a_decimal_with_no_unit_is_compared_as_a_version(seed):
+    """"Our Postgres version is 13.4 and we plan to upgrade soon", then "We finished the
+    upgrade, Postgres is on 16.2 now": no unit follows either number, so neither paired with the
+    other and the old block came first; a decimal with no unit is compared as a version. A whole
+    number with no unit is not ("the team is 12 and growing" after "our team was 9")."""
+    import random
+
+    from test_change_rule import vocabulary
+
+    from memflow.tasks.ground.tokenize import tokenize
+    from memflow.tasks.recall.timeline import newest_first
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 1200)
+    names, nouns, verbs = words[0::3], words[1::3], words[2::3]
+    for _ in range(100):
+        name, noun = rng.choice(names).capitalize(), rng.choice(nouns)
+        verb, verb2 = rng.sample(verbs, 2)
+        a, b = rng.sample(range(2, 40), 2)
+        x, y = rng.randint(0, 9), rng.randint(0, 9)
+        asked = set(tokenize(f"Which {name} {noun} do we {verb2}?", "bigram"))
+        old = f"Our {name} {noun} is {a}.{x} and we {verb} it soon."
+        new = f"We finished the {verb}, {name} is on {b}.{y} now."
+        blocks = [f"[daily/2026-03-02/a.md:L5-L5] Facts\n- {old} #L5",
+                  f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\nuser: {new}"]
+        assert newest_first(blocks, "bigram", asked=asked)[0] == 1, (old, new)
+        whole = [f"[daily/2026-03-02/a.md:L5-L5] Facts\n- Our {name} {noun} is {a} and we {verb} it soon. #L5",
+                 f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\nuser: We finished the {verb}, {name} is on {b} now."]
+        assert newest_first(whole, "bigram", asked=asked) == [0, 1], whole

@@ -340,7 +340,8 @@ def _unit(sentence: str, at: int, tokenizer: str) -> str:
 def sentence_values(line: str, tokenizer: str) -> tuple[Sentence, ...]:
     """Per sentence of a line that states a value: its terms and its values (kind, value, the
     value's own terms, the word right after a number: its unit, "ms", "MiB", "%") by their
-    shape: numbers (a version, with two dots or more, is its own kind) and names (a word
+    shape: numbers (a version, with two dots or more or a decimal with no unit, is its own kind)
+    and names (a word
     capitalised after a word inside the sentence), and its clauses' terms in order. Terms are
     tuples, not sets: tuples of strings are what the garbage collector stops walking, and a
     cached set it walks in every full collection."""
@@ -351,8 +352,11 @@ def sentence_values(line: str, tokenizer: str) -> tuple[Sentence, ...]:
         for match in _VALUE_RE.finditer(sentence):
             if match.lastgroup == "num":
                 value = match.group("num").rstrip(".,:")
-                values.append(("version" if value.count(".") >= 2 else "number", value, (),
-                               _unit(sentence, match.end(), tokenizer)))
+                unit = _unit(sentence, match.end(), tokenizer)
+                # a version: two dots or more ("2.38.17"), or a decimal with no unit after it
+                # ("Our Postgres version is 13.4", "Postgres is on 16.2 now")
+                kind = "version" if value.count(".") >= 2 or ("." in value and not unit) else "number"
+                values.append((kind, value, (), unit))
             else:
                 name = match.group("name")
                 values.append(("name", name, tuple(tokenize(name, tokenizer)), ""))
