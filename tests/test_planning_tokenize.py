@@ -70,3 +70,23 @@ def test_query_tokens_add_closed_compounds_of_adjacent_words():
     # no compound starts with a stopword, none spans punctuation, Chinese gets none
     assert "doi" not in tokens and "deploylog" not in tokens and "howdo" not in tokens
     assert query_tokens("回滚 部署") == tokenize("回滚 部署")
+
+
+def test_an_acronyms_plural_is_one_word_and_its_singular():
+    """"VMs", "APIs": capitals and a plural "s" were split as camelCase into "v" and "ms", so
+    "How many VMs" matched every "310 ms". Now the plural and the acronym, on generated
+    acronyms; a camelCase identifier still gives its parts."""
+    import random
+    import string
+
+    from memflow.tasks.ground.tokenize import tokenize_lines
+
+    rng = random.Random(29)
+    for _ in range(300):
+        acronym = "".join(rng.choice(string.ascii_uppercase) for _ in range(rng.randint(2, 5)))
+        tokens = tokenize(f"the {acronym}s here")
+        assert set(tokenize(acronym)) <= set(tokens), (acronym, tokens)  # the singular finds it
+        assert all(len(t) >= 2 for t in tokens), (acronym, tokens)  # no letter alone
+        assert tokens == tokenize_lines([f"the {acronym}s here"])[0]
+        assert not set(tokenize("down to 310 ms")) & set(tokens) - {"310"}
+    assert {"get", "http", "respons"} <= set(tokenize("getHTTPResponse"))

@@ -14,13 +14,16 @@ import re
 from functools import lru_cache
 from itertools import chain
 
-TOKENIZER_VERSION = "2"
+TOKENIZER_VERSION = "3"  # 3: a plural acronym is one word and its singular ("VMs": vms, vm; not v, ms)
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Han runs, or runs of other letters and digits (a Han character always ends such a run, so
 # `9点有汽车保养` gives `9` and the Han run `点有汽车保养`).
 _WORD_RE = re.compile(rf"[{_HAN}]+|[^\W_{_HAN}]+(?:_+[^\W_{_HAN}]+)*", re.UNICODE)
 _HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# capitals and a plural "s" ("VMs", "APIs", "GPUs"): an acronym's plural, not a camelCase
+# identifier (its parts were "v" and "ms", so "How many VMs" matched every "310 ms")
+_PLURAL_ACRONYM_RE = re.compile(r"[A-Z]{2,}s")
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
@@ -62,15 +65,22 @@ def tokenizer_id(kind: str) -> str:
 @lru_cache(maxsize=500_000)
 def _latin_tokens(word: str) -> tuple[str, ...]:
     """One non-Han word -> stemmed tokens: the whole word, plus its parts when it is an
-    identifier (camelCase, snake_case, letters mixed with digits). Cached: words repeat."""
+    identifier (camelCase, snake_case, letters mixed with digits), or its singular when it is
+    an acronym's plural ("VMs"). Cached: words repeat."""
     lower = word.lower()
-    split = "_" in word or (any(c.isupper() for c in word[1:]) and not word.isupper()) or (
-        any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+    plural = _PLURAL_ACRONYM_RE.fullmatch(word) is not None
+    split = not plural and ("_" in word or (any(c.isupper() for c in word[1:]) and not word.isupper()) or (
+        any(c.isdigit() for c in word) and any(c.isalpha() for c in word)))
     out = [lower] if lower not in STOPWORDS else []
+    if plural and lower[:-1] not in STOPWORDS:
+        out.append(lower[:-1])  # the acronym itself: "VM" finds "VMs"
     if split:
         parts = [p.lower() for p in _CAMEL_RE.findall(word.replace("_", " "))]
         out.extend(p for p in parts if p != lower and p not in STOPWORDS)
-    return tuple(_stemmer().stemWords(out)) if out else ()
+    if not out:
+        return ()
+    stems = _stemmer().stemWords(out)
+    return tuple(dict.fromkeys(stems)) if plural else tuple(stems)  # "APIs": api once, not twice
 
 
 def _han_tokens(run: str, kind: str) -> list[str]:
