@@ -90,3 +90,21 @@ def test_an_acronyms_plural_is_one_word_and_its_singular():
         assert tokens == tokenize_lines([f"the {acronym}s here"])[0]
         assert not set(tokenize("down to 310 ms")) & set(tokens) - {"310"}
     assert {"get", "http", "respons"} <= set(tokenize("getHTTPResponse"))
+
+
+def test_an_index_of_another_tokenizer_version_says_to_rebuild(settings, lay):
+    """After an upgrade that changes how text is cut, search names the old index and what to run."""
+    import pytest
+
+    from memflow import api
+    from memflow.tasks.recall.hybrid import IndexMissing
+
+    api.write("digest/wiki/a.md", "The VMs run on two hosts.", workspace=settings)
+    api.index(settings)
+    keyword = lay.index_dir / "keyword"
+    [current] = [p for p in keyword.iterdir() if p.is_dir()]
+    current.rename(keyword / "bigram-0123456789")
+    with pytest.raises(IndexMissing, match="another tokenizer .*bigram-0123456789.*memflow -w .* index"):
+        api.search("VMs", settings)
+    api.index(settings)
+    assert [r.path for r in api.search("VM", settings).results] == ["digest/wiki/a.md"]

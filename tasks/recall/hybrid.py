@@ -61,6 +61,13 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
     except keyword.SnapshotOutdated as exc:
         raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
     if index is None:
+        # an index another version of the tokenizer built (an upgrade changed how text is cut)
+        others = sorted(p.name for p in folder.parent.glob("*") if p.is_dir() and p != folder) \
+            if folder.parent.is_dir() else []
+        if others:
+            raise IndexMissing(f"the index in {lay.root} was built for another tokenizer "
+                               f"({', '.join(others)}; this version reads {folder.name}): "
+                               f"run `memflow -w {lay.root} index` to rebuild it")
         raise IndexMissing(f"no index in {lay.root}: run `memflow -w {lay.root} index` first")
     if _SEEN.get(folder) != index.generation:
         _SEEN[folder] = index.generation
