@@ -7,6 +7,7 @@ from one saying the same; history lines never change."""
 from __future__ import annotations
 
 import random
+import re
 from datetime import date, timedelta
 
 import pytest
@@ -15,6 +16,7 @@ from memflow.schemas.notes import Note
 from memflow.tasks.capture.conversation import auto_memory
 from memflow.tasks.dream import digest
 from memflow.tasks.dream.consolidation import extract_units, speaker
+from memflow.tasks.dream.facts import slug
 from memflow.tasks.dream.nightly import pending_notes, run_dream
 from memflow.tasks.ground.notes import parse_note
 
@@ -62,8 +64,12 @@ def check_run(lay, before: dict, before_raw: dict, evidence: list[tuple[str, str
             if before_raw[rel][fact_line.line] in after_lines:
                 continue
             subject = parse_note(rel, "\n".join(before_raw[rel])).metadata["subject"]
-            allowed = [text for key, text in evidence if key == subject and
-                       relation_to(speaker(text)[1], fact_line) in ("replaces", "same")]
+            # the same subject: the node's, or for a person's node a thing it names ("Rex is 4
+            # years old now", a statement about Rex, for "My dog Rex is 3 years old")
+            named = {slug(word) for word in re.findall(r"[A-Z][a-z]+", fact_line.text)} \
+                if subject.startswith("person:") else set()
+            allowed = [text for key, text in evidence if (key == subject or key.removeprefix("topic:") in named)
+                       and relation_to(speaker(text)[1], fact_line) in ("replaces", "same")]
             assert allowed, f"{rel}: {fact_line.text!r} changed without evidence about it"
             assert any(fact_line.text in line for line in after_lines), "its text is kept"
 
