@@ -68,7 +68,8 @@ def check_run(lay, before: dict, before_raw: dict, evidence: list[tuple[str, str
             # years old now", a statement about Rex, for "My dog Rex is 3 years old")
             named = {slug(word) for word in re.findall(r"[A-Z][a-z]+", fact_line.text)} \
                 if subject.startswith("person:") else set()
-            allowed = [text for key, text in evidence if (key == subject or key.removeprefix("topic:") in named)
+            allowed = [text for key, text in evidence
+                       if (key == subject or key.removeprefix("topic:") in named)
                        and relation_to(speaker(text)[1], fact_line) in ("replaces", "same")]
             assert allowed, f"{rel}: {fact_line.text!r} changed without evidence about it"
             assert any(fact_line.text in line for line in after_lines), "its text is kept"

@@ -93,7 +93,8 @@ def test_an_acronyms_plural_is_one_word_and_its_singular():
 
 
 def test_an_index_of_another_tokenizer_version_says_to_rebuild(settings, lay):
-    """After an upgrade that changes how text is cut, search names the old index and what to run."""
+    """After an upgrade that changes how text is cut, search and `status` name the old index and
+    what to run."""
     import pytest
 
     from memflow import api
@@ -106,5 +107,8 @@ def test_an_index_of_another_tokenizer_version_says_to_rebuild(settings, lay):
     current.rename(keyword / "bigram-0123456789")
     with pytest.raises(IndexMissing, match="another tokenizer .*bigram-0123456789.*memflow -w .* index"):
         api.search("VMs", settings)
+    from memflow.tasks.check.status import workspace_status
+
+    assert any("another tokenizer (bigram-0123456789)" in w for w in workspace_status(settings)["warnings"])
     api.index(settings)
     assert [r.path for r in api.search("VM", settings).results] == ["digest/wiki/a.md"]

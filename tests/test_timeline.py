@@ -358,5 +358,6 @@ def test_a_decimal_with_no_unit_is_compared_as_a_version(seed):
                   f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\nuser: {new}"]
         assert newest_first(blocks, "bigram", asked=asked)[0] == 1, (old, new)
         whole = [f"[daily/2026-03-02/a.md:L5-L5] Facts\n- Our {name} {noun} is {a} and we {verb} it soon. #L5",
-                 f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\nuser: We finished the {verb}, {name} is on {b} now."]
+                 f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\n"
+                 f"user: We finished the {verb}, {name} is on {b} now."]
         assert newest_first(whole, "bigram", asked=asked) == [0, 1], whole

@@ -12,7 +12,7 @@ from memflow.tasks.capture import catalog_counts
 from memflow.tasks.dream import list_runs, pending_notes
 from memflow.tasks.ground.lock import JOBS_FILE, process_alive, read_holder
 from memflow.tasks.ground.workspace import file_stats, layout, today
-from memflow.tasks.index import index_problems, keyword_dir, reindex_pending, watermark
+from memflow.tasks.index import index_problems, keyword_dir, other_snapshots, reindex_pending, watermark
 from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import read_json
 
@@ -54,6 +54,10 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
              "reindex_interrupted": reindexing}
     if mark.get("indexed_at") is None:
         warnings.append("no index yet: run `memflow index`")
+    elif keyword.current_dir(keyword_dir(lay, settings)) is None \
+            and (others := other_snapshots(lay, settings)):
+        warnings.append(f"the search index was built for another tokenizer ({', '.join(others)}): "
+                        "search finds nothing until `memflow index` rebuilds it")
     elif mark.get("stale"):
         warnings.append(f"{mark['changed_since']} file(s) changed since the last index run: run `memflow index`")
     if problems["skipped"]:

@@ -264,6 +264,14 @@ def keyword_dir(lay: Layout, settings: Settings):
     return lay.index_dir / "keyword" / tokenizer_id(settings.keyword_tokenizer)
 
 
+def other_snapshots(lay: Layout, settings: Settings) -> list[str]:
+    """The search snapshots of other tokenizers (another `keyword_tokenizer`, or a version before
+    an upgrade that changed how text is cut): what a workspace has when this one's is missing."""
+    folder = keyword_dir(lay, settings)
+    return sorted(p.name for p in folder.parent.iterdir() if p.is_dir() and p != folder) \
+        if folder.parent.is_dir() else []
+
+
 DIRTY = "DIRTY"  # present from the first table write of a run until its keyword swap
 
 

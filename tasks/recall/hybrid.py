@@ -28,7 +28,7 @@ from memflow.tasks.ground.speakers import speaker_mask
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
-from memflow.tasks.index import keyword_dir, watermark
+from memflow.tasks.index import keyword_dir, other_snapshots, watermark
 from memflow.tasks.recall.evidence import evidence_first
 from memflow.tasks.recall.factkeys import fact_keys, read_out_links
 from memflow.tasks.recall.fusion import active_weights, rrf
@@ -61,9 +61,7 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
     except keyword.SnapshotOutdated as exc:
         raise IndexMissing(f"{exc}: run `memflow -w {lay.root} index`") from exc
     if index is None:
-        # an index another version of the tokenizer built (an upgrade changed how text is cut)
-        others = sorted(p.name for p in folder.parent.glob("*") if p.is_dir() and p != folder) \
-            if folder.parent.is_dir() else []
+        others = other_snapshots(lay, settings)  # e.g. built before an upgrade changed how text is cut
         if others:
             raise IndexMissing(f"the index in {lay.root} was built for another tokenizer "
                                f"({', '.join(others)}; this version reads {folder.name}): "
