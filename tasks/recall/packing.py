@@ -101,18 +101,12 @@ def _score(terms: str, asked: list[tuple[str, float]]) -> float:
     return math.fsum(found) if found else 0.0
 
 
-_TERMS: dict[tuple[str, bool], Callable[[str], str]] = {}  # (tokenizer, transcript) -> line -> terms
-
-
+@memo(1 << 16)
 def _terms(line: str, tokenizer: str, transcript: bool) -> str:
     """A line's search terms, each between spaces (a piece's place, `L45 part 2/5`, is no
     words of the message), kept across searches: a resident process meets the same candidate
     lines again and again."""
-    terms_of = _TERMS.get((tokenizer, transcript))
-    if terms_of is None:
-        terms_of = _TERMS[tokenizer, transcript] = memo(1 << 16)(
-            lambda text: f" {' '.join(line_words(unlabelled(text), tokenizer, transcript))} ")
-    return terms_of(line)
+    return f" {' '.join(line_words(unlabelled(line), tokenizer, transcript))} "
 
 
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,

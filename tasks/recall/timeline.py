@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from datetime import date, timedelta
 
@@ -220,16 +219,16 @@ def dated_line(line: str, default: date | None, tokenizer: str,
 
 def said_terms(line: str, tokenizer: str) -> frozenset[str]:
     """What a line says as content terms: no bullet, date, speaker, links, anchors or label."""
-    said_of = _SAID.get(tokenizer)
-    if said_of is None:
-        said_of = _SAID[tokenizer] = memo(1 << 16)(lambda text: " ".join(_said_terms(text, tokenizer)))
-    return frozenset(said_of(line).split(" ")) - _NOTHING
+    return frozenset(_said(line, tokenizer).split(" ")) - _NOTHING
 
 
-# tokenizer -> line -> its terms joined by spaces: a process searching one workspace sees the same
-# lines again and again, and a string is nothing the garbage collector walks (a set is)
-_SAID: dict[str, Callable[[str], str]] = {}
 _NOTHING = frozenset({""})
+
+
+@memo(1 << 16)  # a process searching one workspace sees the same lines again and again
+def _said(line: str, tokenizer: str) -> str:
+    """The line's terms joined by spaces: a string is nothing the garbage collector walks (a set is)."""
+    return " ".join(_said_terms(line, tokenizer))
 
 
 def _said_terms(line: str, tokenizer: str) -> list[str]:
