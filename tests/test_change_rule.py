@@ -306,6 +306,47 @@ def test_a_named_things_measure_restated_with_the_name_alone_is_a_change(vocab):
         assert relation(f"{name} {verb}s {n1} {unit}s.", old) != "replaces"
 
 
+def test_a_measure_set_to_a_new_level_is_a_change(vocab):
+    """"The p99 latency is 850 ms which is too slow" -> "Pooling helped a lot: p99 is down to
+    310 ms": one number each, the same unit (or a version: a decimal in both), the same noun
+    phrase or it with a word fewer, the old verb said again or a new one that sets the level
+    ("grew to"), the old qualifiers kept and nothing added after the number. Near misses: another
+    unit, another word in the noun phrase, a pronoun, the old verb not said again, a qualifier
+    dropped or added, a change by an amount ("by"), a whole number with no unit."""
+    from memflow.tasks.dream.change import level_changed
+
+    rng, v = vocab
+    for _ in range(200):
+        n1, n2, q1, q2, a1, a2 = *pick(rng, v, "noun", 2), *pick(rng, v, "qualifier", 2), *pick(rng, v, "adj", 2)
+        verb, verb2 = pick(rng, v, "verb", 2)
+        unit, unit2 = pick(rng, v, "unit", 2)
+        x, y = rng.sample(range(2, 5000), 2)
+        label = " ".join(pick(rng, v, "object", 2)).capitalize()
+        name = pick(rng, v, "name")
+        changes = [
+            (f"The {n1} {n2} is {x} {unit} which is too {a1}.", f"{label}: {n1} is down to {y} {unit}."),
+            (f"The {n1} {n2} is {x} {unit}s per {q1}.", f"The {n1} {n2} {verb}ed to {y} {unit}s per {q1}."),
+            (f"Our {name} {n1} is {x}.{y % 10}", f"{name} is on {y}.{x % 10} now."),
+            (f"The {n1} {verb}s {x} {unit}s on the {q1}.", f"The {n1} {verb}s {y} {unit}s on the {q1} now."),
+            (f"The {n1} has {x} {unit}s.", f"The {n1} is up to {y} {unit}s."),
+        ]
+        for old, new in changes:
+            assert level_changed(new, old) and relation(new, old) == "replaces", (old, new)
+        old = f"The {n1} {a1} {n2} is {x} {unit} on the {q1}."
+        for new in (f"The {n1} {a1} {n2} is down to {y} {unit2} on the {q1}.",   # another unit
+                    f"The {n1} {a2} {n2} is down to {y} {unit} on the {q1}.",    # another noun phrase
+                    f"It is down to {y} {unit} on the {q1}.",                    # a pronoun
+                    f"The {n1} {a1} {n2} is down to {y} {unit}.",                # a qualifier dropped
+                    f"The {n1} {a1} {n2} is down to {y} {unit} on the {q1} at the {q2}.",  # one added
+                    f"The {n1} {a1} {n2} {verb}ed by {y} {unit} on the {q1}."):  # an amount, not a level
+            assert relation(new, old) is None, (old, new)
+        old = f"The {n1} {verb}s {x} {unit}s."
+        for new in (f"The {n1} is down to {y} {unit}s.",  # the old verb not said again
+                    f"The {n1} {verb2}s {y} {unit}s."):  # another verb
+            assert relation(new, old) is None, (old, new)
+        assert not level_changed(f"The {n1} is {y} now.", f"The {n1} {n2} is {x}.")  # a bare whole number
+
+
 def test_a_part_opening_on_an_ing_form_continues_the_verb(vocab):
     """"I usually go climbing on Tuesdays and swimming on Fridays": the part after "and" opens
     on an -ing form that continues the first part's verb, so it borrows what comes before the
@@ -500,9 +541,10 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
     checks = []
     nouns = iter(rng.sample(v["noun"], 40))
     verbs = iter(rng.sample(v["verb"], 20))  # each fact its own predicate: every question has one answer
+    names = iter(rng.sample(v["name"], 20))  # and its own values
     for _ in range(3):  # chains A -> B -> C: without a cue, with "now", naming the old value
         noun, adj, verb = next(nouns), pick(rng, v, "adj"), next(verbs)
-        a, b, c = rng.sample(v["name"], 3)
+        a, b, c = next(names), next(names), next(names)
         days[0].append(f"The {adj} {noun} {verb}s {a}.")
         days[1].append(f"The {adj} {noun} {verb}s {b} now.")
         days[2].append(f"The {adj} {noun} {verb}s {c} instead of {b}.")
@@ -513,6 +555,11 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
         days[0].append(f"The {adj} {noun} is {n1} {unit}.")
         days[2].append(f"The {adj} {noun} is now {n2} {unit}.")
         checks.append({"kind": "chain", "query": f"{adj} {noun}", "values": [str(n2), str(n1)]})
+    noun, adj, adj2, unit, verb = next(nouns), *pick(rng, v, "adj", 2), pick(rng, v, "unit"), next(verbs)
+    n1, n2 = rng.sample(range(10, 999), 2)  # a level set anew, after a label, by another verb + "to"
+    days[0].append(f"The {adj} {noun} is {n1} {unit} which is too {adj2}.")
+    days[2].append(f"{' '.join(pick(rng, v, 'object', 2)).capitalize()}: the {adj} {noun} {verb}ed to {n2} {unit}.")
+    checks.append({"kind": "chain", "query": f"{adj} {noun}", "values": [str(n2), str(n1)]})
     for _ in range(2):  # one thing at two occasions: both stay current
         verb, o1, o2 = next(verbs), *rng.sample(v["object"], 2)
         q1, q2 = rng.sample(v["qualifier"], 2)
@@ -520,7 +567,7 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
         days[1].append(f"I {verb} {o2} at the {q2}.")
         checks.append({"kind": "beside", "lines": [f"I {verb} {o1} at {q1}.", f"I {verb} {o2} at the {q2}."]})
     v1, v2, noun = next(verbs), next(verbs), next(nouns)
-    a, b = rng.sample(v["name"], 2)
+    a, b = next(names), next(names)
     days[0].append(f"I {v1} in {a} and {v2} at the {noun}.")  # co-stated; only the first half changes
     days[2].append(f"I {v1} in {b}.")
     checks.append({"kind": "chain", "query": f"{v1} in", "values": [b, a]})

@@ -376,6 +376,8 @@ def slot_change(new: str, old: str) -> str | None:
         return None
     if kind == "num" and not _units_match(region_old, values_new):
         return None
+    if any(t.norm == "by" and n.kind == "num" for t, n in zip(region_new, region_new[1:])):
+        return None  # "grew *by* 30 ms": an amount of change, not the new value
     inserted = [t for op in ops if op[0] == "insert" for t in b[op[3]:op[4]] if t.kind != "stop"]
     extras = [t for t in region_new if t not in values_new and t.kind not in ("prep", "stop")] + \
              [t for t in inserted if t.kind != "prep"]
@@ -517,7 +519,7 @@ def relation(new: str, old: str) -> str | None:
     if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) \
-            or _named_measure_changed(a, b):
+            or _named_measure_changed(a, b) or level_changed(new, old):
         return "replaces"
     return None
 
@@ -604,6 +606,105 @@ def _named_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
                 and _units_match(list(tail_a), list(tail_b)):
             return True
     return False
+
+
+# A label before a colon ("Pooling helped a lot: p99 is down to 310 ms"): at most four words,
+# then a statement of three words or more
+_LABEL_RE = re.compile(r"^([^:：\n]{1,40})(?::\s|：)\s*(\S.*)$")
+
+
+def strip_label(text: str) -> str:
+    """The statement after a short label and its colon ("Change of plan: X moves to port 2" ->
+    "X moves to port 2"); the text as it is otherwise."""
+    labelled = _LABEL_RE.match(text)
+    if labelled and len(labelled.group(1).split()) <= 4 and len(labelled.group(2).split()) >= 3:
+        return labelled.group(2)
+    return text
+
+
+# personal pronouns whose referent two statements in two notes need not share (not "I", "we")
+_REFERRING = frozenset("it they he she you".split())
+
+
+def _key(tok: Tok) -> str:
+    """A word compared as its stem whether or not it opened a sentence ("Postgres is ..." and
+    "Our Postgres version ...")."""
+    return _stem(tok.surface) if tok.kind in ("word", "name") else tok.norm
+
+
+def _level_parts(text: str) -> tuple[list[Tok], Tok | None, bool, Tok, list[Tok]] | None:
+    """A statement of one measure, cut at its only number: the noun phrase before it, its verb
+    (the content word right before the number and its prepositions; None after an auxiliary or
+    copula: "is 850 ms", "has 5 engineers", "is down to 310 ms"), whether a "to" sets the number
+    ("grew to 2000"), the number, and what follows it. None when the text has not one number,
+    or its verb is a past event's ("we had 2 outages", "I ran 5 km"; "was" is a state)."""
+    tokens = list(toks(_after_leading_clause(strip_label(strip_marker(text)))))
+    at = [i for i, t in enumerate(tokens) if t.kind == "num"]
+    if len(at) != 1:
+        return None
+    i = k = at[0]
+    while k > 0 and tokens[k - 1].kind in ("prep", "stop") and tokens[k - 1].norm not in PRONOUNS:
+        k -= 1
+    skipped = tokens[k:i]
+    to = bool(skipped) and skipped[-1].norm == "to"
+    aux = [t for t in skipped if t.norm in _AUXILIARIES or t.norm in _BE]
+    verb = None
+    if not aux and k > 0 and tokens[k - 1].kind == "word":
+        verb, k = tokens[k - 1], k - 1
+    past = [t.norm for t in aux if t.norm in ("had", "did")] or (
+        verb is not None and (verb.surface.lower() in _IRREGULAR_PAST or (verb.surface.lower().endswith("ed") and not to)))
+    if past:
+        return None
+    return tokens[:k], verb, to, tokens[i], tokens[i + 1:]
+
+
+def level_changed(new: str, old: str) -> bool:
+    """The same measure of the same thing set to a new level ("The p99 latency is 850 ms which
+    is too slow" -> "p99 is down to 310 ms"; "Our Postgres version is 13.4" -> "Postgres is on
+    16.2 now"; "Peak traffic is 1200 requests per second" -> "Peak traffic grew to 2000 requests
+    per second"). Each statement has one number, of the same unit (a bare number only as a
+    version: a decimal in both); the new one's noun phrase is the old one's, or it with one word
+    fewer, not a pronoun that may point elsewhere ("it", "they"); the old one's verb is said
+    again, and the new one says another only to set the level ("grew *to*"); every word after
+    the old number that a preposition or determiner brings (its qualifiers: "per second", "on
+    the read path", "this quarter") is in the new statement, and the new one adds no word after its number. A remark after the
+    old number may go ("which is too slow"). English only (a Chinese frame has no such cut)."""
+    if _han_share(new) > 0.3 or _han_share(old) > 0.3:
+        return False
+    parts_a, parts_b = _level_parts(old), _level_parts(new)
+    if parts_a is None or parts_b is None:
+        return False
+    (np_a, verb_a, _, num_a, after_a), (np_b, verb_b, to_b, num_b, after_b) = parts_a, parts_b
+    if num_a.norm == num_b.norm or num_a.unit != num_b.unit:
+        return False
+    if not num_a.unit and not ("." in num_a.norm and "." in num_b.norm):
+        return False  # a bare whole number could count anything; a decimal with no unit is a version
+    head_a = {_key(t) for t in np_a if t.kind in ("word", "name", "code") or t.norm in PRONOUNS}
+    head_b = {_key(t) for t in np_b if t.kind in ("word", "name", "code") or t.norm in PRONOUNS}
+    if not head_b or not head_b <= head_a or len(head_a - head_b) > 1 or head_a & _REFERRING:
+        return False
+    keys_b = {_key(t) for t in np_b + ([verb_b] if verb_b else []) + after_b}
+    if verb_a is not None and _key(verb_a) not in keys_b:
+        return False
+    if verb_b is not None and (verb_a is None or _key(verb_b) != _key(verb_a)) and not to_b:
+        return False
+    unit_a, unit_b = after_a[:1] if num_a.unit and after_a and after_a[0].norm == num_a.unit else [], \
+        after_b[:1] if num_b.unit and after_b and after_b[0].norm == num_b.unit else []
+    keys_a = {_key(t) for t in np_a + ([verb_a] if verb_a else []) + after_a}
+    if any(t.kind in ("word", "name", "code", "num") and _key(t) not in keys_a
+           for t in after_b if t not in unit_b):
+        return False
+    qualifiers, in_phrase = [], False
+    for t in after_a:
+        if t in unit_a:
+            continue
+        if t.kind == "prep" or t.norm in _DETERMINERS:  # "per second", "on the read path", "this quarter"
+            in_phrase = True
+        elif t.kind in ("word", "name", "code", "num") and in_phrase:
+            qualifiers.append(t)
+        elif t.kind == "stop":
+            in_phrase = False
+    return all(_key(t) in keys_b for t in qualifiers)
 
 
 # a bracketed span: what a chat sent with a message ("[image: a photo of a table with snacks and

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import relation, strip_marker, subject, subject_phrase
+from memflow.tasks.dream.change import relation, strip_label, strip_marker, subject, subject_phrase
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -298,17 +298,11 @@ first then always never make sure do not don't stop start the a an with after be
 for when if""".split())
 
 
-_LABEL_RE = re.compile(r"^([^:：\n]{1,40})(?::\s|：)\s*(\S.*)$")
-
-
 def subject_of(text: str, who: str = "") -> Subject:
     """The subject of one fact line (`who` is the speaker the note names, if any), named in the
     line's own words (never stems; a leading turn or session marker is not a subject, nor a
     short label before a colon: "Change of plan: grukdrux moves to port 56147" is about grukdrux)."""
-    text = strip_marker(text)
-    labelled = _LABEL_RE.match(text)
-    if labelled and len(labelled.group(1).split()) <= 4 and len(labelled.group(2).split()) >= 3:
-        text = labelled.group(2)
+    text = strip_label(strip_marker(text))
     attribute = attribute_of(text)
     group = _GROUP_RE.search(text)
     if is_procedure(text, who, group is not None):
