@@ -313,7 +313,8 @@ def test_a_measure_set_to_a_new_level_is_a_change(vocab):
     ("grew to"), the old qualifiers kept and nothing added after the number. Near misses: another
     unit, another word in the noun phrase, a pronoun, the old verb not said again, a qualifier
     dropped or added, a change by an amount ("by"), a whole number with no unit."""
-    from memflow.tasks.dream.change import level_changed
+    from memflow.tasks.dream.change import PREPOSITIONS, level_changed
+    from memflow.tasks.ground.tokenize import STOPWORDS
 
     rng, v = vocab
     for _ in range(200):
@@ -323,12 +324,19 @@ def test_a_measure_set_to_a_new_level_is_a_change(vocab):
         x, y = rng.sample(range(2, 5000), 2)
         label = " ".join(pick(rng, v, "object", 2)).capitalize()
         name = pick(rng, v, "name")
+        short = rng.choice("KMGTPXZ") + rng.choice("aeiou") + rng.choice("BHLNRW")
+        while short.lower() in STOPWORDS or short.lower() in PREPOSITIONS:  # "PeR", "MeN": function words
+            short = rng.choice("KMGTPXZ") + rng.choice("aeiou") + rng.choice("BHLNRW")
         changes = [
             (f"The {n1} {n2} is {x} {unit} which is too {a1}.", f"{label}: {n1} is down to {y} {unit}."),
             (f"The {n1} {n2} is {x} {unit}s per {q1}.", f"The {n1} {n2} {verb}ed to {y} {unit}s per {q1}."),
             (f"Our {name} {n1} is {x}.{y % 10}", f"{name} is on {y}.{x % 10} now."),
             (f"The {n1} {verb}s {x} {unit}s on the {q1}.", f"The {n1} {verb}s {y} {unit}s on the {q1} now."),
             (f"The {n1} has {x} {unit}s.", f"The {n1} is up to {y} {unit}s."),
+            # said by "I"/"we" with the measured thing as object, each verb setting it "to" a level
+            (f"I set the {n1} {n2} to {x} {unit}s.", f"We {verb}ed the {n1} {n2} to {y} {unit}s."),
+            # a passive state, a unit written as a short name ("capped at 128 MiB")
+            (f"The {n1} is {verb}ed at {x} {short}.", f"The {n1} is {verb}ed at {y} {short} now."),
         ]
         for old, new in changes:
             assert level_changed(new, old) and relation(new, old) == "replaces", (old, new)
@@ -344,7 +352,26 @@ def test_a_measure_set_to_a_new_level_is_a_change(vocab):
         for new in (f"The {n1} is down to {y} {unit}s.",  # the old verb not said again
                     f"The {n1} {verb2}s {y} {unit}s."):  # another verb
             assert relation(new, old) is None, (old, new)
+        sent, gave = rng.sample(["sent", "gave", "brought", "took", "sold"], 2)  # events, not levels
+        assert relation(f"We {gave} the {n1} to {y} {unit}s.", f"We {sent} the {n1} to {x} {unit}s.") is None
         assert not level_changed(f"The {n1} is {y} now.", f"The {n1} {n2} is {x}.")  # a bare whole number
+
+
+def test_two_statements_each_of_its_own_day_are_two_events(vocab):
+    """"Back on Drisdanseir today" and, a session later, "Back on Zukcro today": each says what
+    its day was, so neither replaces the other; the same statement again is still the same."""
+    rng, v = vocab
+    for _ in range(200):
+        a, b = pick(rng, v, "name", 2)
+        verb, o1, o2 = pick(rng, v, "verb"), *pick(rng, v, "object", 2)
+        x, y = pick(rng, v, "han", 2)
+        day = rng.choice(["today", "tonight", "yesterday", "this morning"])
+        for old, new in ((f"Back on {a} {day}.", f"Back on {b} {day}."),
+                         (f"I {verb} the {o1} {day}.", f"I {verb} the {o2} {day}."),
+                         (f"The {o1} is {rng.randint(2, 99)} {o2}s {day}.", f"The {o1} is {rng.randint(100, 999)} {o2}s {day}."),
+                         (f"我今天{verb}{x}。", f"我今天{verb}{y}。")):
+            assert relation(new, old) is None, (old, new)
+            assert relation(old, old) == "same"
 
 
 def test_a_part_opening_on_an_ing_form_continues_the_verb(vocab):

@@ -19,7 +19,7 @@ DOC_TYPES = {"id": pa.string(), "path": pa.string(), "layer": pa.string(), "kind
              "heading_path": pa.string(), "text": pa.string(), "name": pa.string(),
              "description": pa.string(), "tags": pa.list_(pa.string()), "line_terms": pa.string(),
              "superseded_lines": pa.list_(pa.int32()),
-             "superseded_until": pa.list_(pa.date32())}
+             "superseded_until": pa.list_(pa.date32()), "superseded_parts": pa.list_(pa.int16())}
 
 
 def vocabulary(rng: random.Random, size: int) -> list[str]:
@@ -37,7 +37,7 @@ def file_rows(rng: random.Random, path: str, words: list[str], counted: float = 
                      "date": None, "start_line": n * 10 + 1, "end_line": n * 10 + 9, "heading_path": "",
                      "text": " ".join(terms), "name": "", "description": "", "tags": [],
                      "line_terms": " ".join(terms), "superseded_lines": [],
-                     "superseded_until": [], "terms": terms, "counted": kept})
+                     "superseded_until": [], "superseded_parts": [], "terms": terms, "counted": kept})
     return rows
 
 

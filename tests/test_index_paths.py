@@ -134,11 +134,11 @@ def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_
 
     def session_rows(idx):
         rows = [r for n, r in enumerate(idx.docs.to_pylist()) if idx.alive is None or idx.alive[n]]
-        return sorted((r["id"], r["superseded_lines"], r["superseded_until"]) for r in rows
+        return sorted((r["id"], r["superseded_lines"], r["superseded_until"], r["superseded_parts"]) for r in rows
                       if r["path"].startswith("session/"))
 
     got = session_rows(index)
-    assert any(lines == [1] for _id, lines, _days in got)  # the cited turn is marked
+    assert any(lines == [1] for _id, lines, _days, _parts in got)  # the cited turn is marked
     other = load_settings(tmp_path / "oracle")
     init_workspace(layout(other))
     for folder in ("daily", "digest", "session"):

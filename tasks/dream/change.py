@@ -518,12 +518,19 @@ def relation(new: str, old: str) -> str | None:
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
     if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
+    if _OF_THE_DAY_RE.search(new) and _OF_THE_DAY_RE.search(old):
+        return None  # "Back on Drisdanseir today", "Back on Zukcro today": two days' events
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) \
             or _named_measure_changed(a, b) or level_changed(new, old):
         return "replaces"
     return None
 
 
+# the day a statement is said of (deictic time words, a closed class): "today", "yesterday",
+# "this morning", 今天 ... A statement of its own day tells that day's event; two such are two
+# days' events, never one value changed (a measure said of one day is not the next day's)
+_OF_THE_DAY_RE = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening))\b|"
+                            r"今天|今晚|昨天|明天", re.IGNORECASE)
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
 _HAN_NEGATION = r"[不没沒](?![过仅但论管])"  # not 不过/不仅 (but, not only)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|cannot)\b|n['’]t\b|"
@@ -633,11 +640,14 @@ def _key(tok: Tok) -> str:
 
 
 def _level_parts(text: str) -> tuple[list[Tok], Tok | None, bool, Tok, list[Tok]] | None:
-    """A statement of one measure, cut at its only number: the noun phrase before it, its verb
+    """A statement of one measure, cut at its only number: the noun phrase it measures, its verb
     (the content word right before the number and its prepositions; None after an auxiliary or
     copula: "is 850 ms", "has 5 engineers", "is down to 310 ms"), whether a "to" sets the number
-    ("grew to 2000"), the number, and what follows it. None when the text has not one number,
-    or its verb is a past event's ("we had 2 outages", "I ran 5 km"; "was" is a state)."""
+    ("grew to 2000"), the number, and what follows it. Said by "I" or "we" with an object before
+    "to" ("We dropped beshios to 3017 attempts"), the object is what is measured and the verb
+    sets it. None when the text has not one number, or its verb is a past event's ("we had 2
+    outages", "I ran 5 km", "we sent it to 3 teams"; "was" and a passive "is capped at" are
+    states)."""
     tokens = list(toks(_after_leading_clause(strip_label(strip_marker(text)))))
     at = [i for i, t in enumerate(tokens) if t.kind == "num"]
     if len(at) != 1:
@@ -647,15 +657,28 @@ def _level_parts(text: str) -> tuple[list[Tok], Tok | None, bool, Tok, list[Tok]
         k -= 1
     skipped = tokens[k:i]
     to = bool(skipped) and skipped[-1].norm == "to"
+    if to and tokens[0].norm in ("i", "we") and len(tokens) > 2 and tokens[1].kind == "word":
+        obj = tokens[2:k]  # "We *dropped* beshios *to* 3017 attempts"
+        if tokens[1].surface.lower() in _IRREGULAR_PAST or not _content(obj) or any(t.kind == "prep" for t in obj):
+            return None
+        return obj, tokens[1], True, tokens[i], tokens[i + 1:]
     aux = [t for t in skipped if t.norm in _AUXILIARIES or t.norm in _BE]
     verb = None
     if not aux and k > 0 and tokens[k - 1].kind == "word":
         verb, k = tokens[k - 1], k - 1
-    past = [t.norm for t in aux if t.norm in ("had", "did")] or (
-        verb is not None and (verb.surface.lower() in _IRREGULAR_PAST or (verb.surface.lower().endswith("ed") and not to)))
+    passive = verb is not None and k > 0 and tokens[k - 1].norm in _BE  # "is capped at 128 MiB"
+    past = [t.norm for t in aux if t.norm in ("had", "did")] or (verb is not None and not passive and (
+        verb.surface.lower() in _IRREGULAR_PAST or (verb.surface.lower().endswith("ed") and not to)))
     if past:
         return None
     return tokens[:k], verb, to, tokens[i], tokens[i + 1:]
+
+
+def _unit_of(num: Tok, after: list[Tok]) -> str:
+    """A number's unit, the word after it written as a name too ("128 MiB", "8 GB")."""
+    if num.unit:
+        return num.unit
+    return after[0].norm if after and after[0].kind == "name" and len(after[0].surface) <= 4 else ""
 
 
 def level_changed(new: str, old: str) -> bool:
@@ -665,31 +688,34 @@ def level_changed(new: str, old: str) -> bool:
     per second"). Each statement has one number, of the same unit (a bare number only as a
     version: a decimal in both); the new one's noun phrase is the old one's, or it with one word
     fewer, not a pronoun that may point elsewhere ("it", "they"); the old one's verb is said
-    again, and the new one says another only to set the level ("grew *to*"); every word after
-    the old number that a preposition or determiner brings (its qualifiers: "per second", "on
-    the read path", "this quarter") is in the new statement, and the new one adds no word after its number. A remark after the
-    old number may go ("which is too slow"). English only (a Chinese frame has no such cut)."""
+    again, or each sets the level with its own verb and "to" ("I set beshios to 1784 attempts"
+    -> "We dropped beshios to 3017 attempts"), and the new one says another verb only so;
+    every word after the old number that a preposition or determiner brings (its qualifiers:
+    "per second", "on the read path", "this quarter") is in the new statement, and the new one
+    adds no word after its number. A remark after the old number may go ("which is too slow").
+    English only (a Chinese frame has no such cut)."""
     if _han_share(new) > 0.3 or _han_share(old) > 0.3:
         return False
     parts_a, parts_b = _level_parts(old), _level_parts(new)
     if parts_a is None or parts_b is None:
         return False
-    (np_a, verb_a, _, num_a, after_a), (np_b, verb_b, to_b, num_b, after_b) = parts_a, parts_b
-    if num_a.norm == num_b.norm or num_a.unit != num_b.unit:
+    (np_a, verb_a, to_a, num_a, after_a), (np_b, verb_b, to_b, num_b, after_b) = parts_a, parts_b
+    unit_a, unit_b = _unit_of(num_a, after_a), _unit_of(num_b, after_b)
+    if num_a.norm == num_b.norm or unit_a != unit_b:
         return False
-    if not num_a.unit and not ("." in num_a.norm and "." in num_b.norm):
+    if not unit_a and not ("." in num_a.norm and "." in num_b.norm):
         return False  # a bare whole number could count anything; a decimal with no unit is a version
     head_a = {_key(t) for t in np_a if t.kind in ("word", "name", "code") or t.norm in PRONOUNS}
     head_b = {_key(t) for t in np_b if t.kind in ("word", "name", "code") or t.norm in PRONOUNS}
     if not head_b or not head_b <= head_a or len(head_a - head_b) > 1 or head_a & _REFERRING:
         return False
     keys_b = {_key(t) for t in np_b + ([verb_b] if verb_b else []) + after_b}
-    if verb_a is not None and _key(verb_a) not in keys_b:
-        return False
+    if verb_a is not None and _key(verb_a) not in keys_b and not (to_a and to_b):
+        return False  # (two verbs that each set a level "to" it: "set beshios to", "dropped beshios to")
     if verb_b is not None and (verb_a is None or _key(verb_b) != _key(verb_a)) and not to_b:
         return False
-    unit_a, unit_b = after_a[:1] if num_a.unit and after_a and after_a[0].norm == num_a.unit else [], \
-        after_b[:1] if num_b.unit and after_b and after_b[0].norm == num_b.unit else []
+    unit_a, unit_b = after_a[:1] if after_a and after_a[0].norm == unit_a else [], \
+        after_b[:1] if after_b and after_b[0].norm == unit_b else []
     keys_a = {_key(t) for t in np_a + ([verb_a] if verb_a else []) + after_a}
     if any(t.kind in ("word", "name", "code", "num") and _key(t) not in keys_a
            for t in after_b if t not in unit_b):

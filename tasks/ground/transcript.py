@@ -91,6 +91,20 @@ def piece_of(line: str) -> tuple[int, int] | None:
     return (int(match.group("line")), int(match.group("part"))) if match else None
 
 
+def line_places(text: str, end_line: int) -> list[tuple[int, int]]:
+    """(file line, piece) of each line of a chunk's `text` (its breadcrumb above file lines
+    ..end_line, counted back from the end): the pieces of a long message (`user (L3 part 4/5):
+    ...`) all stand for their log line, numbered from 1; a whole line is piece 0."""
+    lines = text.split("\n")
+    places = [(0, 0)] * len(lines)
+    number = end_line + 1
+    for index in range(len(lines) - 1, -1, -1):
+        piece = piece_of(lines[index]) if " part " in lines[index] else None
+        number = piece[0] if piece else number - 1
+        places[index] = (number, piece[1] if piece else 0)
+    return places
+
+
 def is_code(line: str) -> bool:
     """A transcript line that is a piece of code or a log (`pieces.split_code`)."""
     match = PIECE_RE.match(line) if " (L" in line else None

@@ -346,10 +346,12 @@ def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[s
     base = current.docs.select(["path", "start_line", "end_line", "text"])
     base = rowmaps.take_rows(base, rowmaps.live_rows(current, "docs", "path", cited))
     both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])
-    numbers, days = superseded_lines(both, pa.concat_tables([into, marks]), lay.daily, lay.digest, lay.session)
+    numbers, days, parts = superseded_lines(both, pa.concat_tables([into, marks]), lay.daily, lay.digest,
+                                            lay.session)
     tail = slice(base.num_rows, None)
     return (docs.append_column("superseded_lines", numbers[tail])
-            .append_column("superseded_until", days[tail]))
+            .append_column("superseded_until", days[tail])
+            .append_column("superseded_parts", parts[tail]))
 
 
 def note_problems(lay: Layout, plan, skipped: dict[str, str], warnings: dict[str, str]) -> None:

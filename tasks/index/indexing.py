@@ -230,8 +230,9 @@ def rebuild_keyword(store: IndexStore, lay: Layout, settings: Settings) -> None:
         if has.any():
             matrix[has] = stored[pc.drop_null(where).to_numpy()]
         meta["vectors"] = {"model": settings.embedding_model, "dims": dims, "rows": int(has.sum())}
-    numbers, days = superseded_lines(table, links, lay.daily, lay.digest, lay.session)
-    docs = table.append_column("superseded_lines", numbers).append_column("superseded_until", days)
+    numbers, days, pieces = superseded_lines(table, links, lay.daily, lay.digest, lay.session)
+    docs = table.append_column("superseded_lines", numbers).append_column("superseded_until", days) \
+        .append_column("superseded_parts", pieces)
     del table
     keyword.build(folder, docs, None, meta, links, store.file_columns(keyword.FILE_COLUMNS),
                   matrix, has, parts=parts)

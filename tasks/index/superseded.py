@@ -5,54 +5,100 @@ daily line whose fact a later one replaced. That line is *superseded* from its `
 the session-log turns it cites are superseded with it. Superseding is per line: the snapshot
 keeps, per chunk, the replaced line numbers and the day each was replaced, and search keeps the
 chunk, labels those lines and ranks them below the line that replaced them (recall.replaced),
-so every other line of the note or transcript window stays findable.
+so every other line of the note or transcript window stays findable. A long message is indexed
+as pieces (`ground.transcript`); of a replaced message only the pieces that say the replaced
+statement are superseded (its other pieces say other things: code, other facts), and none when
+no piece says it.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memflow.tasks.ground.markdown import line_date, parse_anchor
+from memflow.tasks.ground.markdown import line_date, line_text, parse_anchor
+from memflow.tasks.ground.transcript import line_places
 
 
 def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
-                     session: str = "session") -> tuple[pa.Array, pa.Array]:
-    """Two row-aligned list columns for `docs` (path, start_line, end_line, text): the file lines
-    of each chunk that a digest history line (or the daily line it cites, for a transcript)
-    marks as replaced, ascending, and the day each was replaced (its history line's `until`).
-    `links` is the link graph (source, line, target, anchor, kind); `daily`, `digest` and
-    `session` are the layer folders."""
-    replaced = _replaced(docs, links, daily, digest, session)
-    numbers, days = [], []
-    for path, start, end in zip(*(docs.column(c).to_pylist() for c in ("path", "start_line", "end_line"))):
+                     session: str = "session") -> tuple[pa.Array, pa.Array, pa.Array]:
+    """Three row-aligned list columns for `docs` (path, start_line, end_line, text): the file
+    lines of each chunk that a digest history line (or the daily line it cites, for a transcript)
+    marks as replaced, ascending, the day each was replaced (its history line's `until`), and
+    which piece of the line (0: the whole line; a long message's pieces are numbered from 1, and
+    a line is listed once per replaced piece). `links` is the link graph (source, line, target,
+    anchor, kind); `daily`, `digest` and `session` are the layer folders."""
+    replaced, said = _replaced(docs, links, daily, digest, session)
+    numbers, days, parts = [], [], []
+    columns = (docs.column(c).to_pylist() for c in ("path", "start_line", "end_line"))
+    for row, (path, start, end) in enumerate(zip(*columns)):
         held = sorted((n, d) for n, d in replaced.get(path, {}).items() if start <= n <= end)
-        numbers.append([n for n, _ in held])
-        days.append([d for _, d in held])
-    return pa.array(numbers, type=pa.list_(pa.int32())), pa.array(days, type=pa.list_(pa.date32()))
+        pieces = _said_pieces(docs.column("text")[row].as_py(), end, said[path]) if held and path in said else {}
+        row_numbers, row_days, row_parts = [], [], []
+        for n, day in held:
+            for part in sorted(pieces.get(n, {0})):
+                row_numbers.append(n)
+                row_days.append(day)
+                row_parts.append(part)
+        numbers.append(row_numbers)
+        days.append(row_days)
+        parts.append(row_parts)
+    return (pa.array(numbers, type=pa.list_(pa.int32())), pa.array(days, type=pa.list_(pa.date32())),
+            pa.array(parts, type=pa.list_(pa.int16())))
+
+
+def _said_pieces(text: str, end_line: int, said: dict[int, set[str]]) -> dict[int, set[int]]:
+    """Line -> the pieces of it in `text` that say one of its replaced statements (`said`), for
+    each line of `said` that `text` holds as pieces: the piece with most of a statement's words,
+    when it has at least half of them."""
+    places = line_places(text, end_line)
+    lines = text.split("\n")
+    out: dict[int, set[int]] = {}
+    for number, statements in said.items():
+        pieces = [(part, set(_WORD_RE.findall(lines[i].lower()))) for i, (n, part) in enumerate(places)
+                  if n == number and part]
+        if not pieces:
+            continue
+        chosen = out.setdefault(number, set())
+        for statement in statements:
+            words = set(_WORD_RE.findall(statement.lower()))
+            part, shared = max(((part, len(words & have)) for part, have in pieces), key=lambda p: p[1])
+            if words and shared * 2 >= len(words):
+                chosen.add(part)
+    return out
+
+
+_WORD_RE = re.compile(r"\w+")
 
 
 def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str,
-              session: str) -> dict[str, dict[int, date]]:
-    """path -> line -> the earliest day a fact on it was replaced. Only the links and digest
-    chunks that can say so are read into Python (the snapshot build's peak memory)."""
+              session: str) -> tuple[dict[str, dict[int, date]], dict[str, dict[int, set[str]]]]:
+    """path -> line -> the earliest day a fact on it was replaced, and for the session-log
+    lines among them, path -> line -> the statements replaced (the history lines' texts). Only
+    the links and digest chunks that can say so are read into Python (the snapshot build's peak
+    memory)."""
     replaced: dict[str, dict[int, date]] = {}
+    said: dict[tuple[str, int], set[str]] = {}
+    turns_said: dict[str, dict[int, set[str]]] = {}
     source, target = links.column("source"), links.column("target")
     history = links.filter(pc.and_(pc.equal(links.column("kind"), "superseded"),
                                    pc.and_(pc.starts_with(source, f"{digest}/"),
                                            pc.starts_with(target, f"{daily}/"))))
     if not history.num_rows:
-        return replaced
+        return replaced, turns_said
     cited = docs.filter(pc.is_in(docs.column("path"), value_set=pc.unique(history.column("source"))))
     lines_of = _digest_lines(cited, digest)
     for source_path, line, target_path, anchor in _rows(history, ("source", "line", "target", "anchor")):
-        day = line_date(lines_of.get((source_path, line), "")) or date.min
+        text = lines_of.get((source_path, line), "")
+        day = line_date(text) or date.min
         held = replaced.setdefault(target_path, {})
         for first, last in parse_anchor(anchor or ""):
             for n in range(first, last + 1):
                 held[n] = min(day, held.get(n, day))
+                said.setdefault((target_path, n), set()).add(line_text(text))
     turns_of = links.filter(pc.and_(pc.starts_with(target, f"{session}/"),
                                     pc.is_in(source, value_set=pa.array(list(replaced), pa.string()))))
     for source_path, line, target_path, anchor in _rows(turns_of, ("source", "line", "target", "anchor")):
@@ -61,7 +107,9 @@ def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str,
             for first, last in parse_anchor(anchor or ""):
                 for n in range(first, last + 1):
                     turns[n] = min(replaced[source_path][line], turns.get(n, date.max))
-    return replaced
+                    turns_said.setdefault(target_path, {}).setdefault(n, set()).update(
+                        said.get((source_path, line), ()))
+    return replaced, turns_said
 
 
 def _rows(table: pa.Table, columns: tuple[str, ...]) -> list[tuple]:

@@ -34,7 +34,7 @@ from memflow.tasks.recall.factkeys import fact_keys, read_out_links
 from memflow.tasks.recall.fusion import active_weights, rrf
 from memflow.tasks.recall.perspective import first_person
 from memflow.tasks.recall.speakers import search_tokens, speakers_after_words
-from memflow.tasks.recall.replaced import current_first, label, replaced_in
+from memflow.tasks.recall.replaced import current_first, label, replaced_in, replaced_parts
 from memflow.tasks.recall.timeline import as_of_text, time_window, window_text
 from memflow.tasks.stores import keyword, rowmaps
 from memflow.tasks.stores.files import read_text
@@ -401,7 +401,7 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
             keys = fact_keys(index, lay, row)
             if keys and keys <= seen:
                 continue
-            labelled = label(row["text"], row["end_line"], replaced_in(row, as_of))
+            labelled = label(row["text"], row["end_line"], replaced_in(row, as_of), replaced_parts(row))
             text, fresh, repeated = elide_repeats(labelled, said)
             if repeated and not fresh:
                 continue  # every fact line of it was shown above, in other words of the same line

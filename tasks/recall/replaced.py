@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.transcript import line_places
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.recall.factkeys import out_links, row_spans
 from memflow.tasks.stores.keyword import KeywordIndex
@@ -35,16 +36,36 @@ def replaced_in(row: dict, as_of: date | None = None) -> dict[int, date]:
     return {n: day for n, day in pairs if as_of is None or day <= as_of}
 
 
-def label(text: str, end_line: int, replaced: dict[int, date]) -> str:
+def replaced_parts(row: dict) -> dict[int, set[int]]:
+    """File line -> its replaced pieces (0: the whole line) in a snapshot row; a snapshot
+    without the column replaced whole lines."""
+    parts = row.get("superseded_parts")
+    if parts is None:
+        return {n: {0} for n in row.get("superseded_lines") or []}
+    out: dict[int, set[int]] = {}
+    for n, part in zip(row.get("superseded_lines") or [], parts):
+        out.setdefault(n, set()).add(part)
+    return out
+
+
+def _is_replaced_place(place: tuple[int, int], replaced: dict[int, date], parts: dict[int, set[int]] | None) -> bool:
+    number, piece = place
+    if number not in replaced:
+        return False
+    held = parts.get(number, {0}) if parts is not None else {0}
+    return 0 in held or piece in held
+
+
+def label(text: str, end_line: int, replaced: dict[int, date], parts: dict[int, set[int]] | None = None) -> str:
     """`text` (a chunk's: its breadcrumb above file lines ..end_line) with each replaced line
-    prefixed `(replaced YYYY-MM-DD)` after its bullet."""
+    prefixed `(replaced YYYY-MM-DD)` after its bullet; of a long message's pieces, those
+    `parts` names (`replaced_parts`; all of them when it names the whole line)."""
     if not replaced:
         return text
     lines = text.split("\n")
-    last = len(lines) - 1
-    for number, day in replaced.items():
-        i = last - (end_line - number)
-        if 0 <= i <= last and lines[i].strip() and not LABEL_RE.search(lines[i]):
+    for i, place in enumerate(line_places(text, end_line)):
+        if _is_replaced_place(place, replaced, parts) and lines[i].strip() and not LABEL_RE.search(lines[i]):
+            day = replaced[place[0]]
             bullet = _BULLET_RE.match(lines[i])
             cut = bullet.end() if bullet else len(lines[i]) - len(lines[i].lstrip())
             lines[i] = f"{lines[i][:cut]}(replaced {day.isoformat()}) {lines[i][cut:]}"
@@ -82,11 +103,12 @@ def current_match(row: dict, terms: set[str], tokenizer: str, as_of: date | None
     replaced = replaced_in(row, as_of)
     if not replaced:
         return True
+    parts = replaced_parts(row)
     lines = row["text"].split("\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        number = row["end_line"] - (last - i)
-        if number in replaced or number < row["start_line"] or not line.strip() or line.startswith("#"):
+    for i, place in enumerate(line_places(row["text"], row["end_line"])):
+        line = lines[i]
+        if _is_replaced_place(place, replaced, parts) or place[0] < row["start_line"] or not line.strip() \
+                or line.startswith("#"):
             continue
         if terms & set(tokenize(searchable_text(line), tokenizer)):
             return True

@@ -47,7 +47,7 @@ from memflow.tasks.stores.postings import (  # noqa: F401
 # search reads a memory-mapped Arrow file and never queries the tables.
 CHUNK_COLUMNS = ["id", "path", "layer", "kind", "date", "start_line", "end_line", "heading_path",
                  "text", "name", "description", "tags", "line_terms"]  # read from the chunks table
-DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus what the index derives
+DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until", "superseded_parts"]  # derived
 # 2: links, files and vectors joined BM25 and the result rows; 3: superseded; 4: superseded_on;
 # 5: superseded per line (the replaced line numbers and the day each was replaced)
 # 6: each main segment keeps its term frequencies and document lengths (delta segments merge them)
@@ -55,7 +55,8 @@ DOC_COLUMNS = [*CHUNK_COLUMNS, "superseded_lines", "superseded_until"]  # plus w
 # (size, mtime, sha256, pipeline: a write's delta is published before the tables take it)
 # 9: BM25 statistics over the evidence (`counted.npy`, a delta's `counted` column: index.statistics)
 # 10: each row's per-line search terms (`line_terms`: packing reads them, not tokenizes its lines)
-SNAPSHOT_FORMAT = 10
+# 11: which pieces of a replaced long message are replaced (`superseded_parts`, 0: the whole line)
+SNAPSHOT_FORMAT = 11
 # The link graph and the files' names, so link expansion needs no table query either.
 LINK_COLUMNS = ["source", "line", "target", "anchor", "label", "kind"]
 # every column of the files table: a small change publishes a delta before (or without) the
