@@ -819,6 +819,15 @@ def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
         # nothing named but "we": the user's node, not a node named after the sentence's first words
         subject = subject_of(f"We {pick(rng, v, 'verb')} it on {rng.randint(2, 90)} {b}s.")
         assert subject.bucket == "personal" and not subject.name.startswith("We"), subject
+        # a number is a value, not a name: counts of one thing share its node; a number alone
+        # is named by what it counts
+        n1, n2 = rng.sample(range(2, 5000), 2)
+        verb = pick(rng, v, "verb")
+        one, other = subject_of(f"The {n1} {c}s {verb} the {b}."), subject_of(f"The {n2} {c}s {verb} the {b} now.")
+        assert one.key == other.key and one.name.lower() == f"{c}s" and not any(ch.isdigit() for ch in one.key), (one, other)
+        counted = subject_of(f"About {n1} {c}s per {d} at {a}.")
+        assert counted.name.lower() == f"{c}s", counted
+        assert subject_of(f"About {n1}% of {c}s {verb} the {b}.").name.lower() == f"{c}s"
 
 
 def test_a_change_said_with_the_subject_as_object_corrects_the_subjects_node(settings, lay, vocab):
@@ -896,3 +905,31 @@ def test_a_fact_follows_a_person_s_edit_of_the_line_it_cites(settings, lay, voca
     run_index(settings)
     findings = [f for f in api.check(lay.root).findings if f.area != "index"]
     assert findings == [], findings
+
+
+def test_of_a_long_message_only_the_piece_saying_the_replaced_statement_is_labelled(settings, lay, vocab):
+    """A long message is indexed as pieces (prose, code, more prose). When the digest replaces
+    one statement of it, only the piece saying that statement is labelled replaced; the code and
+    the other facts of the message stay current (they were labelled by position before)."""
+    rng, v = vocab
+    noun, adj, unit, other = pick(rng, v, "noun"), pick(rng, v, "adj"), pick(rng, v, "unit"), pick(rng, v, "noun")
+    n1, n2 = rng.sample(range(10, 999), 2)
+    code = "\n".join(f"    {pick(rng, v, 'object')}_{i} = run({pick(rng, v, 'object')!r}, n={i})" for i in range(24))
+    intro = " ".join(f"The {pick(rng, v, 'noun')} {pick(rng, v, 'verb')}s the {pick(rng, v, 'object')}." for _ in range(8))
+    old = f"The {adj} {noun} is {n1} {unit}."
+    kept = f"The {other} {pick(rng, v, 'verb')}s {pick(rng, v, 'name')} on {pick(rng, v, 'qualifier')}s."
+    message = f"{intro}\n\n```python\n{code}\n```\n\n{old} {kept}\n\n```python\n{code}\n```"
+    auto_memory(settings, say(date(2026, 3, 2), "long-1", [message]), "long-1")
+    run_dream(settings, date(2026, 3, 2))
+    auto_memory(settings, say(date(2026, 3, 9), "long-2", [f"The {adj} {noun} is now {n2} {unit}."]), "long-2")
+    run_dream(settings, date(2026, 3, 9))
+    [line] = [f for f in current_and_history(lay).values() if str(n2) in f.text]
+    assert [str(n1) in h.text for h in line.history] == [True]  # the change is in the digest
+    pieces = [piece for r in search(settings, f"{adj} {noun} {other} {code.split()[0]}", limit=20).results
+              if r.path.startswith("session/") and "long-1" in r.path for piece in r.text.split("\n")[1:]]
+    assert len(pieces) > 2 and all(" part " in piece for piece in pieces)  # the message's pieces
+    labelled = [piece for piece in pieces if "(replaced 2026-03-09)" in piece]
+    assert labelled and all(str(n1) in piece for piece in labelled), labelled
+    assert any(kept.rstrip(".") in piece for piece in pieces if piece not in labelled) or \
+        any(kept.rstrip(".") in piece and old.rstrip(".") in piece for piece in labelled)
+    assert not any("```" in piece or "run(" in piece for piece in labelled)  # code is no replaced fact

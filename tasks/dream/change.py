@@ -282,8 +282,20 @@ def subject(text: str) -> str:
 
 
 def subject_phrase(text: str) -> str:
-    """The subject as written, for naming a node ("Quarterly budget", "Jonas")."""
-    return " ".join(t.surface.strip("`") for t in _subject_run(text) if t.norm not in PRONOUNS)
+    """The subject as written, for naming a node ("Quarterly budget", "Jonas"). A number is a
+    value, never part of the name, so counts of one thing share its node ("The 2 replicas ..."
+    and "The 3 replicas ..." -> "replicas"); a subject that is a number alone is named by what
+    it counts ("About 1200 requests per second ..." -> "requests")."""
+    run = _subject_run(text)
+    kept = [t for t in run if t.norm not in PRONOUNS and t.kind != "num"]
+    while kept and kept[0].kind == "prep":  # "40% *of* requests" -> "requests"
+        kept = kept[1:]
+    if kept or not run or not all(t.kind == "num" for t in run):
+        return " ".join(t.surface.strip("`") for t in kept)
+    tokens = toks(text)
+    at = tokens.index(run[-1]) if run[-1] in tokens else -1
+    counted = tokens[at + 1] if 0 <= at < len(tokens) - 1 else None
+    return counted.surface if counted is not None and counted.kind in ("word", "name") else ""
 
 
 _MARKER_RE = re.compile(r"^\s*(?:[\[(<][^\])>]{0,40}[\])>]\s*|[A-Z][A-Za-z]{0,15}\s*#?\d+[:.)]\s+|"
