@@ -428,6 +428,14 @@ def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
         assert said == [f"{first} {back}", other], said
         alone = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=back))]
         assert alone == [back]  # nothing before it to point to: kept as it was said
+        # after a short adverbial ("Right now it runs ..."): pseudo-words, one or two
+        lead = " ".join(w for w in (pick(rng, v, "adj").capitalize(), rng.choice(["", pick(rng, v, "adj")])) if w)
+        led = f"{lead} {pointer.lower() if pointer not in ('I',) else pointer} {v2}s on {rng.randint(2, 99)} {obj}s."
+        said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{first} {led} {other}"))]
+        assert said == [f"{first} {led}", other], said
+        noun_phrase = f"The {noun} {pointer.lower()} {v2}s is {adj}."  # an article opens a noun phrase
+        said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{first} {noun_phrase}"))]
+        assert said == [first, noun_phrase], said
         a, b, c = pick(rng, v, "han", 3)
         zh = f"我在{a}{b}。这{c}很{pick(rng, v, 'han')}。"
         assert [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=zh))] == [zh]

@@ -212,14 +212,28 @@ _CJK_END_RE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]$")
 _POINTS_BACK_RE = re.compile(r"^(?:(?:he|she|they)(?:['’](?:s|ll|d|re|ve))?\b|[他她]们?)", re.IGNORECASE)
 
 
+# a short adverbial before such a pronoun ("Right now it runs on 3 VMs", "Currently they ..."):
+# one or two words, the first capitalised, none an article or possessive (those open a noun phrase)
+_LEAD_RE = re.compile(r"^([A-Z][a-z]+)(?:\s+([a-z]+))?,?\s+(?=(?:it|this|that|these|those|he|she|they)\b)")
+_NOT_LEAD = frozenset("the a an my our your his her its their this that these those".split())
+
+
+def _points_back(part: str) -> bool:
+    lead = _LEAD_RE.match(part)
+    if lead and not {w.lower() for w in lead.groups() if w} & _NOT_LEAD:
+        part = part[lead.end():]
+    return bool(_ANAPHOR_RE.match(part) or _POINTS_BACK_RE.match(part))
+
+
 def with_antecedents(parts: list[str]) -> list[str]:
     """Each part that opens on a pronoun pointing back, joined to the part before it: on its
     own ("It's gonna be a big step.", "It went alright.", "She is great with kids." after "My
     dentist is Dr. Lee.") it says nothing a reader of the digest could place (a node named "She
-    is great"), and a change of what it points to should take it along."""
+    is great"), and a change of what it points to should take it along. A short adverbial may
+    come first ("Right now it runs on 3 VMs" had made a node "Right")."""
     out: list[str] = []
     for part in parts:
-        if out and (_ANAPHOR_RE.match(part) or _POINTS_BACK_RE.match(part)):
+        if out and _points_back(part):
             if _CJK_END_RE.search(out[-1]):  # Chinese: no space
                 out[-1] = out[-1] + ("" if out[-1].endswith(("。", "！", "…")) else "。") + part
             else:
