@@ -91,6 +91,25 @@ def test_one_slot_with_a_new_value_of_the_same_kind_is_a_change(vocab):
             assert relation(new, old) == "replaces", (old, new)
 
 
+def test_a_name_equated_with_a_possessive_says_the_same_either_way_round(vocab):
+    """"Tom is my manager now" after "My manager is Priya": the copula between a name and "my X"
+    is read both ways, so the new name replaces the old one; another X, or a qualifier only the
+    old statement has, stands beside it."""
+    rng, v = vocab
+    for _ in range(200):
+        noun, noun2 = pick(rng, v, "noun", 2)
+        a, b = pick(rng, v, "name", 2)
+        det = rng.choice(["My", "Our", "His", "Her", "Their"])
+        for old, new in ((f"{det} {noun} is {a}.", f"{b} is {det.lower()} {noun} now."),
+                         (f"{a} is {det.lower()} {noun}.", f"{det} {noun} is {b} now."),
+                         (f"{a} is {det.lower()} {noun}.", f"{b} is {det.lower()} {noun} now.")):
+            assert relation(new, old) == "replaces", (old, new)
+        for old, new in ((f"{a} is {det.lower()} {noun}.", f"{b} is {det.lower()} {noun2} now."),
+                         (f"{det} {noun} at {pick(rng, v, 'qualifier')} is {a}.", f"{b} is {det.lower()} {noun} now.")):
+            assert relation(new, old) is None, (old, new)
+        assert relation(f"{a} is {det.lower()} {noun}.", f"{det} {noun} is {a}.") == "same"
+
+
 def test_naming_the_old_value_is_a_change(vocab):
     rng, v = vocab
     for _ in range(200):
@@ -352,6 +371,9 @@ def test_a_measure_set_to_a_new_level_is_a_change(vocab):
         for new in (f"The {n1} is down to {y} {unit}s.",  # the old verb not said again
                     f"The {n1} {verb2}s {y} {unit}s."):  # another verb
             assert relation(new, old) is None, (old, new)
+        # the number in a relative clause of the subject: the statement is about something else
+        assert relation(f"The {n1} {verb}s at {y} {unit}s now.",
+                        f"The {a1} {n1} that {verb}s at {x} {unit}s {verb2}s {name}.") is None
         sent, gave = rng.sample(["sent", "gave", "brought", "took", "sold"], 2)  # events, not levels
         assert relation(f"We {gave} the {n1} to {y} {unit}s.", f"We {sent} the {n1} to {x} {unit}s.") is None
         assert not level_changed(f"The {n1} is {y} now.", f"The {n1} {n2} is {x}.")  # a bare whole number
@@ -428,11 +450,15 @@ def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
         assert said == [f"{first} {back}", other], said
         alone = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=back))]
         assert alone == [back]  # nothing before it to point to: kept as it was said
-        # after a short adverbial ("Right now it runs ..."): pseudo-words, one or two
-        lead = " ".join(w for w in (pick(rng, v, "adj").capitalize(), rng.choice(["", pick(rng, v, "adj")])) if w)
-        led = f"{lead} {pointer.lower() if pointer not in ('I',) else pointer} {v2}s on {rng.randint(2, 99)} {obj}s."
+        # after a short adverbial ("Right now it runs ...", "Currently they ..."): an adverb by its
+        # shape (a pseudo-word in -ly) or a time word after a pseudo-word
+        lead = rng.choice([f"{pick(rng, v, 'adj').capitalize()}ly", f"{pick(rng, v, 'adj').capitalize()} now", "Now"])
+        led = f"{lead} {pointer.lower()} {v2}s on {rng.randint(2, 99)} {obj}s."
         said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{first} {led} {other}"))]
         assert said == [f"{first} {led}", other], said
+        for apart in (f"{v2.capitalize()} {pointer.lower()}!", f"We {v2} this!"):  # a verb and its object
+            said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{first} {apart}"))]
+            assert said == [first, apart], said
         noun_phrase = f"The {noun} {pointer.lower()} {v2}s is {adj}."  # an article opens a noun phrase
         said = [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=f"{first} {noun_phrase}"))]
         assert said == [first, noun_phrase], said

@@ -499,9 +499,34 @@ def _han_share(text: str) -> float:
     return han / max(1, han + len(re.findall(r"[A-Za-z]", text)))
 
 
+# "Tom is my manager now": a name (one or two words), a copula, a possessive noun phrase
+_EQUATIONAL_RE = re.compile(r"^\s*([A-Z][\w-]*(?: [A-Z][\w-]*)?) (is|was|are|were) ((?:my|our|your|his|her|their)"
+                            r"(?: [A-Za-z][\w-]*){1,2}?)(?=$|[.,!?;:]|\s)(.*)$", re.DOTALL)
+_NOT_EQUATED = frozenset("it this that these those there here he she they we i you".split())
+
+
+def equational(text: str) -> str:
+    """A copula between a name and a possessive noun phrase says the same either way round:
+    "Tom is my manager now" -> "My manager is Tom now", so it aligns with "My manager is Priya"
+    (the noun phrase is one or two words, ending where a function word or the sentence's end
+    follows: "my manager at work" -> "my manager" + " at work"; anything else stays as said)."""
+    match = _EQUATIONAL_RE.match(text)
+    if not match or match.group(1).lower() in _NOT_EQUATED:
+        return text
+    name, be, phrase, rest = match.groups()
+    follower = re.match(r"\s*([A-Za-z']+)", rest)
+    while follower and follower.group(1).lower() not in STOPWORDS and follower.group(1).lower() not in PREPOSITIONS:
+        if len(phrase.split()) >= 3:
+            return text  # a longer noun phrase than two words, or a clause: left as said
+        phrase, rest = f"{phrase} {follower.group(1)}", rest[follower.end():]
+        follower = re.match(r"\s*([A-Za-z']+)", rest)
+    return f"{phrase[:1].upper()}{phrase[1:]} {be} {name}{rest}"
+
+
 def relation(new: str, old: str) -> str | None:
     """"same" (the same statement again), "replaces" (evidence of a change, as above), or None
     (another fact that stands beside the old one)."""
+    new, old = equational(new), equational(old)
     a, b = _content(_seq(old)), _content(_seq(new))
     if not a or not b:
         return None
@@ -641,6 +666,8 @@ def strip_label(text: str) -> str:
     return text
 
 
+# relative pronouns (a closed class): a clause they open is about the noun before them
+_RELATIVE = frozenset("which that who whom whose".split())
 # personal pronouns whose referent two statements in two notes need not share (not "I", "we")
 _REFERRING = frozenset("it they he she you".split())
 
@@ -704,7 +731,9 @@ def level_changed(new: str, old: str) -> bool:
     -> "We dropped beshios to 3017 attempts"), and the new one says another verb only so;
     every word after the old number that a preposition or determiner brings (its qualifiers:
     "per second", "on the read path", "this quarter") is in the new statement, and the new one
-    adds no word after its number. A remark after the old number may go ("which is too slow").
+    adds no word after its number. A remark after the old number may go ("which is too slow"),
+    nothing else: a statement that goes on past its number, or whose number is in a relative
+    clause ("The backup job that runs at 2am uses restic"), is not a measure.
     English only (a Chinese frame has no such cut)."""
     if _han_share(new) > 0.3 or _han_share(old) > 0.3:
         return False
@@ -721,6 +750,8 @@ def level_changed(new: str, old: str) -> bool:
     head_b = {_key(t) for t in np_b if t.kind in ("word", "name", "code") or t.norm in PRONOUNS}
     if not head_b or not head_b <= head_a or len(head_a - head_b) > 1 or head_a & _REFERRING:
         return False
+    if any(t.norm in _RELATIVE for t in np_a + np_b):
+        return False  # the number is in a clause of the noun phrase ("the job that runs at 2am uses ...")
     keys_b = {_key(t) for t in np_b + ([verb_b] if verb_b else []) + after_b}
     if verb_a is not None and _key(verb_a) not in keys_b and not (to_a and to_b):
         return False  # (two verbs that each set a level "to" it: "set beshios to", "dropped beshios to")
@@ -732,13 +763,17 @@ def level_changed(new: str, old: str) -> bool:
     if any(t.kind in ("word", "name", "code", "num") and _key(t) not in keys_a
            for t in after_b if t not in unit_b):
         return False
-    qualifiers, in_phrase = [], False
+    qualifiers, in_phrase, remark = [], False, False
     for t in after_a:
-        if t in unit_a:
+        if t in unit_a or remark:
             continue
-        if t.kind == "prep" or t.norm in _DETERMINERS:  # "per second", "on the read path", "this quarter"
+        if t.norm in _RELATIVE:  # "850 ms which is too slow": a remark on the value
+            remark = True
+        elif t.kind == "prep" or t.norm in _DETERMINERS:  # "per second", "on the read path", "this quarter"
             in_phrase = True
-        elif t.kind in ("word", "name", "code", "num") and in_phrase:
+        elif t.kind in ("word", "name", "code", "num"):
+            if not in_phrase:
+                return False  # the statement goes on past its number ("... runs at 2am uses restic")
             qualifiers.append(t)
         elif t.kind == "stop":
             in_phrase = False

@@ -212,17 +212,17 @@ _CJK_END_RE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]$")
 _POINTS_BACK_RE = re.compile(r"^(?:(?:he|she|they)(?:['’](?:s|ll|d|re|ve))?\b|[他她]们?)", re.IGNORECASE)
 
 
-# a short adverbial before such a pronoun ("Right now it runs on 3 VMs", "Currently they ..."):
-# one or two words, the first capitalised, none an article or possessive (those open a noun phrase)
-_LEAD_RE = re.compile(r"^([A-Z][a-z]+)(?:\s+([a-z]+))?,?\s+(?=(?:it|this|that|these|those|he|she|they)\b)")
-_NOT_LEAD = frozenset("the a an my our your his her its their this that these those".split())
+# a short adverbial before such a pronoun, by shape: an adverb in -ly ("Currently they ..."), or
+# a deictic time word (a closed class), alone or after one word ("Now it ...", "Right now it runs
+# on 3 VMs"); the pronoun then has a word after it (the clause's verb: "Love that!" is no lead)
+_LEAD_RE = re.compile(r"^(?:[A-Z][a-z]+ly|(?:[A-Z][a-z]+ )?(?:[Nn]ow|[Tt]hen|[Tt]oday|[Tt]onight|[Ll]ately|[Rr]ecently|"
+                      r"[Nn]owadays|[Tt]hese days)),?\s+(?=(?:it|this|that|these|those|he|she|they)(?:['’][a-z]+)?\s+[A-Za-z'])")
 
 
 def _points_back(part: str) -> bool:
     lead = _LEAD_RE.match(part)
-    if lead and not {w.lower() for w in lead.groups() if w} & _NOT_LEAD:
-        part = part[lead.end():]
-    return bool(_ANAPHOR_RE.match(part) or _POINTS_BACK_RE.match(part))
+    rest = part[lead.end():] if lead else part
+    return bool(_ANAPHOR_RE.match(rest) or _POINTS_BACK_RE.match(rest))
 
 
 def with_antecedents(parts: list[str]) -> list[str]:
