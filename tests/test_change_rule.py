@@ -967,3 +967,27 @@ def test_of_a_long_message_only_the_piece_saying_the_replaced_statement_is_label
     assert any(kept.rstrip(".") in piece for piece in pieces if piece not in labelled) or \
         any(kept.rstrip(".") in piece and old.rstrip(".") in piece for piece in labelled)
     assert not any("```" in piece or "run(" in piece for piece in labelled)  # code is no replaced fact
+
+
+def test_a_thing_named_with_a_word_less_changes_the_node_named_fully(settings, lay, vocab):
+    """"The nightly backup job runs at 2am", later "The backup job runs at 3am now": the same
+    thing named with one word less before its head; its node is searched for the fact the
+    statement changes. When two nodes could be meant ("nightly" and "weekly"), neither changes."""
+    rng, v = vocab
+    noun, other = pick(rng, v, "noun", 2)
+    adj, adj2, adj3 = pick(rng, v, "adj", 3)
+    unit = pick(rng, v, "unit")
+    n1, n2, n3, n4, n5 = rng.sample(range(10, 999), 5)
+    day = date(2026, 4, 6)
+    auto_memory(settings, say(day, "mod-1", [f"The {adj} {noun} is {n1} {unit}s.", f"The {adj2} {other} is {n3} {unit}s.",
+                                             f"The {adj3} {other} is {n4} {unit}s."]), "mod-1")
+    run_dream(settings, day)
+    later = day + timedelta(days=7)
+    auto_memory(settings, say(later, "mod-2", [f"The {noun} is now {n2} {unit}s.", f"The {other} is now {n5} {unit}s."]), "mod-2")
+    run_dream(settings, later)
+    facts = current_and_history(lay)
+    [line] = [f for f in facts.values() if f"{n2} {unit}s" in f.text]
+    assert [f"{n1} {unit}s" in h.text for h in line.history] == [True], line
+    for n in (n3, n4, n5):  # which of two nodes was meant is not said: all three stay current
+        [kept] = [f for f in facts.values() if f" {n} {unit}s" in f.text]
+        assert not kept.history, kept

@@ -282,8 +282,9 @@ def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
     corrected, unless the two were said about different things (`change.other_context` of their
     sources: `context_of(links)` reads the cited lines and their note); else it is a new line
     beside the others. `elsewhere`: other nodes that name the unit's subject ("Rex is 4 years
-    old now" and the user's node saying "My dog Rex is 3 years old"), searched for the same
-    statement or one it changes, never added to."""
+    old now" and the user's node saying "My dog Rex is 3 years old"; "The backup job ..." and
+    the node `Nightly backup job`), searched for the same statement or one it changes, never
+    added to."""
     fact = unit.summary
     _, said = speaker(fact)
     own_context = context_of(unit_links(unit)) if context_of else ("", "")

@@ -147,10 +147,13 @@ def within_budget(pairs: list[tuple[Unit, str]], notes: list[str], max_units: in
     return taken
 
 
-def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, str]:
-    """The nodes of the unit's subject, plus (for a model) digest nodes recalled for it."""
+def candidates(settings: Settings, unit: Unit, with_search: bool,
+               subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """The nodes of the unit's subject, plus (for a model) digest nodes recalled for it.
+    `subjects`: `subject_nodes` when the caller has it (it walks every node's frontmatter)."""
     lay = layout(settings)
-    paths = subject_nodes(lay).get(unit.subject or f"name:{slugify(unit.name)}", [])
+    subjects = subject_nodes(lay) if subjects is None else subjects
+    paths = list(subjects.get(unit.subject or f"name:{slugify(unit.name)}", []))
     if with_search:
         try:
             response = search(settings, f"{unit.name} {unit.summary}"[:1000], limit=5,
@@ -161,7 +164,8 @@ def candidates(settings: Settings, unit: Unit, with_search: bool) -> dict[str, s
     return {p: read_text(lay.root / p) for p in dict.fromkeys(paths) if (lay.root / p).is_file()}
 
 
-def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str]) -> dict[str, str]:
+def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str],
+                 subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
     """For a statement about something named ("Rex is 4 years old now", a node `Rex`): the
     people's nodes that name it too ("My dog Rex is 3 years old" is the user's): where the
     same fact or the one it changes may be, whatever node the name's first mention went to."""
@@ -169,7 +173,7 @@ def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str]) -> dict[str, str]
         return {}
     named = re.compile(rf"(?<![\w-]){re.escape(unit.name)}(?![\w-])")
     out: dict[str, str] = {}
-    for key, paths in subject_nodes(lay).items():
+    for key, paths in (subject_nodes(lay) if subjects is None else subjects).items():
         if key.startswith("person:"):
             for rel in paths:
                 if rel not in own and (lay.root / rel).is_file():
@@ -177,6 +181,30 @@ def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str]) -> dict[str, str]
                     if named.search(text):
                         out[rel] = text
     return out
+
+
+def modified_nodes(lay: Layout, unit: Unit, own: dict[str, str],
+                   subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """For a statement about a thing ("The backup job runs at 3am now", a node `Backup job`):
+    the node of the same thing named with one word more or less before its head ("Nightly backup
+    job"), where the fact it changes may be; nothing when two or more such nodes exist (which of
+    them the statement means, it does not say)."""
+    kind, _, slug = unit.subject.partition(":")
+    if kind not in ("group", "topic") or not slug:
+        return {}
+    words = slug.split("-")
+    found = []
+    for key, paths in (subject_nodes(lay) if subjects is None else subjects).items():
+        other_kind, _, other_slug = key.partition(":")
+        other = other_slug.split("-")
+        if other_kind not in ("group", "topic") or key == unit.subject or abs(len(other) - len(words)) != 1:
+            continue
+        short, full = sorted((words, other), key=len)
+        if full[-len(short):] == short:  # the same head, one modifier before it
+            found.append(paths)
+    if len(found) != 1:
+        return {}
+    return {rel: read_text(lay.root / rel) for rel in found[0] if rel not in own and (lay.root / rel).is_file()}
 
 
 _NAME_RE = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z]+)?")  # a node named by one name ("Rex", "McKay")
@@ -344,11 +372,13 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))
     context_of = context_reader(lay)
-    nodes = candidates(settings, unit, with_search)
+    subjects = subject_nodes(lay)  # one walk of the digest's frontmatter for the unit
+    nodes = candidates(settings, unit, with_search, subjects)
     decision = decide(unit, nodes, new_path) if decide else \
-        decide_offline(unit, nodes, new_path, context_of, naming_nodes(lay, unit, nodes))
+        decide_offline(unit, nodes, new_path, context_of,
+                       {**naming_nodes(lay, unit, nodes, subjects), **modified_nodes(lay, unit, nodes, subjects)})
     if isinstance(decision, Create) and not decision.related:
-        decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject)})
+        decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject, subjects)})
     validate(lay, decision, unit)
     decision = split_if_full(lay, decision, unit, new_path, settings.digest_node_bytes)
     return apply_and_write(lay, run, unit, decision, context_of)

@@ -112,15 +112,16 @@ def edited_fact(lay: Layout, unit: Unit, links: list[str]) -> tuple[str, digest.
     return (rel, fact) if len(old & new) >= max(2, 0.6 * max(len(old), len(new))) else None
 
 
-def sibling_nodes(lay: Layout, subject: str) -> list[str]:
+def sibling_nodes(lay: Layout, subject: str, subjects: dict[str, list[str]] | None = None) -> list[str]:
     """Nodes about the same person as `subject` (`person:<who>:<facet>`): a new facet's node
-    links to them, so following links from one finds the others."""
+    links to them, so following links from one finds the others. `subjects`: `subject_nodes`,
+    when the caller has it."""
     parts = subject.split(":")
     if len(parts) != 3 or parts[0] != "person":
         return []
     prefix = f"person:{parts[1]}:"
-    return sorted(p for key, paths in subject_nodes(lay).items() if key.startswith(prefix) and key != subject
-                  for p in paths[:1])
+    return sorted(p for key, paths in (subject_nodes(lay) if subjects is None else subjects).items()
+                  if key.startswith(prefix) and key != subject for p in paths[:1])
 
 
 def readable_nodes(lay: Layout) -> Iterator[tuple[str, NodeInfo]]:
