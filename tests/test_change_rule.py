@@ -991,3 +991,32 @@ def test_a_thing_named_with_a_word_less_changes_the_node_named_fully(settings, l
     for n in (n3, n4, n5):  # which of two nodes was meant is not said: all three stay current
         [kept] = [f for f in facts.values() if f" {n} {unit}s" in f.text]
         assert not kept.history, kept
+
+
+def test_a_chinese_measure_restated_with_the_name_alone_is_a_change(settings, lay, vocab):
+    """"我的狗叫豆豆，它三岁了" then "豆豆现在四岁了": one number each, the same unit after it, and
+    every other word of the new statement the end of a word of the old one (a Chinese noun phrase
+    ends on its head); filed under two facets of the user, the change is found across them.
+    Another name, another unit or a word added stands beside it."""
+    rng, v = vocab
+    digits = "二三四五六七八九"
+    for _ in range(200):
+        thing, name, other, unit, unit2 = rng.sample(v["han"], 5)
+        x, y = rng.sample(digits, 2)
+        old = f"我的{thing}叫{name}，它{x}{unit}了。"
+        assert relation(f"{name}现在{y}{unit}了。", old) == "replaces", old
+        for new in (f"{other}现在{y}{unit}了。", f"{name}现在{y}{unit2}了。", f"{name}的{other}现在{y}{unit}了。"):
+            assert relation(new, old) is None, (old, new)
+    name, city = rng.sample(v["han"], 2)
+    x, y = rng.sample(digits, 2)
+    unit = "岁"  # years old: the facet cues file "my dog ... years old" with the family, the name alone under life
+    day = date(2026, 5, 4)
+    auto_memory(settings, say(day, "zh-1", [f"我的狗叫{name}，它{x}{unit}了。我住在{city}。"]), "zh-1")
+    run_dream(settings, day)
+    later = day + timedelta(days=5)
+    auto_memory(settings, say(later, "zh-2", [f"{name}现在{y}{unit}了。"]), "zh-2")
+    run_dream(settings, later)
+    facts = current_and_history(lay)
+    [line] = [f for f in facts.values() if f"{y}{unit}" in f.text]
+    assert [f"{x}{unit}" in h.text for h in line.history] == [True], line
+    assert any(f"我住在{city}" in f.text and not f.history for f in facts.values())  # untouched

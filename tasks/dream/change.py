@@ -558,7 +558,7 @@ def relation(new: str, old: str) -> str | None:
     if _OF_THE_DAY_RE.search(new) and _OF_THE_DAY_RE.search(old):
         return None  # "Back on Drisdanseir today", "Back on Zukcro today": two days' events
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) \
-            or _named_measure_changed(a, b) or level_changed(new, old):
+            or _named_measure_changed(a, b) or level_changed(new, old) or _han_measure_changed(a, b):
         return "replaces"
     return None
 
@@ -627,6 +627,23 @@ def _one_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
     old = [t for t in a if t.norm in gone]
     new = [t for t in b if t.norm in added]
     return all(t.kind == "num" for t in old + new) and _units_match(old, new)
+
+
+def _han_measure_changed(a: list[Tok], b: list[Tok]) -> bool:
+    """Chinese: one number each, the same unit after it, another value, and every word of the
+    new statement but the unit the end of a word of the old one ("我的狗叫豆豆，它三岁了" ->
+    "豆豆现在四岁了": a Chinese noun phrase ends on its head, so 豆豆 is the 狗叫豆豆 named
+    shorter, however the run was cut)."""
+    nums_a, nums_b = [t for t in a if t.kind == "num"], [t for t in b if t.kind == "num"]
+    if len(nums_a) != 1 or len(nums_b) != 1 or nums_a[0].norm == nums_b[0].norm \
+            or not nums_a[0].unit or nums_a[0].unit != nums_b[0].unit:
+        return False
+    unit = nums_a[0].unit
+    old_words = [t.norm for t in a if t.kind == "han" and t.norm != unit]
+    new_words = [t.norm for t in b if t.kind == "han" and t.norm != unit]
+    if not new_words or any(t.kind in ("word", "name", "code") for t in b):
+        return False
+    return all(len(w) >= 2 and any(o.endswith(w) for o in old_words) for w in new_words)
 
 
 def _named_measure_changed(a: list[Tok], b: list[Tok]) -> bool:

@@ -183,6 +183,24 @@ def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str],
     return out
 
 
+def facet_nodes(lay: Layout, unit: Unit, own: dict[str, str],
+                subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """For a Chinese statement of a person's: that person's nodes of other facets. Chinese
+    names no subject by capitals and often leaves the speaker unsaid, so its facts are filed
+    under facets by cue words alone ("我的狗叫豆豆" with the family, "豆豆现在四岁了" under life);
+    the fact a statement changes may be under another facet."""
+    if not unit.subject.startswith("person:") or len(_HAN_RE.findall(unit.summary)) * 2 < len(unit.summary.strip()):
+        return {}
+    person = unit.subject.rsplit(":", 1)[0] + ":"
+    return {rel: read_text(lay.root / rel)
+            for key, paths in (subject_nodes(lay) if subjects is None else subjects).items()
+            if key.startswith(person) and key != unit.subject
+            for rel in paths if rel not in own and (lay.root / rel).is_file()}
+
+
+_HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 def modified_nodes(lay: Layout, unit: Unit, own: dict[str, str],
                    subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
     """For a statement about a thing ("The backup job runs at 3am now", a node `Backup job`):
@@ -376,7 +394,8 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     nodes = candidates(settings, unit, with_search, subjects)
     decision = decide(unit, nodes, new_path) if decide else \
         decide_offline(unit, nodes, new_path, context_of,
-                       {**naming_nodes(lay, unit, nodes, subjects), **modified_nodes(lay, unit, nodes, subjects)})
+                       {**naming_nodes(lay, unit, nodes, subjects), **modified_nodes(lay, unit, nodes, subjects),
+                        **facet_nodes(lay, unit, nodes, subjects)})
     if isinstance(decision, Create) and not decision.related:
         decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject, subjects)})
     validate(lay, decision, unit)
