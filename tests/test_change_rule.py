@@ -34,15 +34,16 @@ def vocabulary(rng: random.Random, n: int, syllables: tuple[int, int] = (2, 3)) 
     """`n` distinct pseudo-words (consonant-vowel syllables: none ends in "-ed"; none is a
     function word such as "some", which is no name or value in any sentence, nor an English
     irregular past form such as "gave", which is a verb in any sentence, nor a pronoun such as
-    "mine", which makes any sentence the speaker's, nor a negation such as "none")."""
-    from memflow.tasks.dream.change import _IRREGULAR_PAST, negated
+    "mine", which makes any sentence the speaker's, nor a negation such as "none", nor a number
+    word such as "nine", which is a value in any sentence)."""
+    from memflow.tasks.dream.change import _EN_NUMBERS, _IRREGULAR_PAST, negated
     from memflow.tasks.dream.consolidation import _ME_RE, _YOU_RE
     from memflow.tasks.ground.tokenize import STOPWORDS
 
     words: set[str] = set()
     while len(words) < n:
         word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.randint(*syllables)))
-        if word not in STOPWORDS and word not in _IRREGULAR_PAST and not _ME_RE.fullmatch(word) \
+        if word not in STOPWORDS and word not in _IRREGULAR_PAST and word not in _EN_NUMBERS and not _ME_RE.fullmatch(word) \
                 and not _YOU_RE.fullmatch(word) and not negated(word):
             words.add(word)
     return sorted(words)
