@@ -854,6 +854,10 @@ def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
         # nothing named but "we": the user's node, not a node named after the sentence's first words
         subject = subject_of(f"We {pick(rng, v, 'verb')} it on {rng.randint(2, 90)} {b}s.")
         assert subject.bucket == "personal" and not subject.name.startswith("We"), subject
+        # an adverb by its shape before the subject ("Mostly the build is slow")
+        adverb = f"{pick(rng, v, 'adj').capitalize()}ly"
+        said = f"{adverb} the {b} {c} {pick(rng, v, 'verb')}s on {d}s."
+        assert subject_of(said).name.lower() == f"{b} {c}", (said, subject_of(said))
         # a number is a value, not a name: counts of one thing share its node; a number alone
         # is named by what it counts
         n1, n2 = rng.sample(range(2, 5000), 2)

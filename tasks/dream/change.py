@@ -195,6 +195,11 @@ def _subject_run(text: str) -> list[Tok]:
     tokens = tokens[_leading_phrase_end(tokens):]
     if len(tokens) > 2 and tokens[0].surface.lower() in _INDEFINITE and tokens[1].kind == "prep":
         tokens = tokens[2:]  # "Nothing in *bamzaind* reads ...": what the statement is about
+    if len(tokens) > 2 and tokens[0].kind == "word" and len(tokens[0].surface) >= 6 and tokens[0].surface.endswith("ly") \
+            and (tokens[1].norm in _DETERMINERS or tokens[1].norm in PRONOUNS or tokens[1].kind == "name"):
+        tokens = tokens[1:]  # "Mostly *the build* is slow", "Currently *we* run ...": an adverb by its shape
+        if tokens[0].norm in PRONOUNS:
+            return [tokens[0]]
     run: list[Tok] = []
     follower = None
     at = 0
