@@ -854,6 +854,12 @@ def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
         # nothing named but "we": the user's node, not a node named after the sentence's first words
         subject = subject_of(f"We {pick(rng, v, 'verb')} it on {rng.randint(2, 90)} {b}s.")
         assert subject.bucket == "personal" and not subject.name.startswith("We"), subject
+        # a modal after the subject ends it ("Beshios may use 384 MiB" was a node "Beshios may")
+        modal = rng.choice(["may", "might", "must", "could", "would", "can", "will", "should"])
+        said = f"The {b} {c} {modal} {pick(rng, v, 'verb')} {rng.randint(2, 900)} {d}s."
+        assert subject_of(said).name.lower() == f"{b} {c}", (said, subject_of(said))
+        said = f"{b.capitalize()} {modal} {pick(rng, v, 'verb')} {rng.randint(2, 900)} {d}s now."
+        assert subject_of(said).name.lower() == b, (said, subject_of(said))
         # an adverb by its shape before the subject ("Mostly the build is slow")
         adverb = f"{pick(rng, v, 'adj').capitalize()}ly"
         said = f"{adverb} the {b} {c} {pick(rng, v, 'verb')}s on {d}s."

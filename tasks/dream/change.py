@@ -204,7 +204,7 @@ def _subject_run(text: str) -> list[Tok]:
     follower = None
     at = 0
     for at, tok in enumerate(tokens):
-        if tok.kind in ("word", "han"):
+        if tok.kind in ("word", "han") and not (run and tok.norm in _AUXILIARIES):  # "X *may* use"
             run.append(tok)
             continue
         if tok.kind == "num" and not run:
@@ -219,7 +219,8 @@ def _subject_run(text: str) -> list[Tok]:
         head = next((t for t in tokens[at + 1:at + 4] if t.norm not in _DETERMINERS), None)
         if head is not None and head.kind in ("word", "han", "name", "code"):
             return [run[0], follower, head]  # "the cluster *for tourdriommourt*": which cluster
-    if len(run) >= 2 and (follower is None or follower.kind != "stop" or follower.norm in _DETERMINERS):
+    if len(run) >= 2 and (follower is None or (follower.kind != "stop" and follower.norm not in _AUXILIARIES)
+                          or follower.norm in _DETERMINERS):
         run = run[:-1]
     return run[:2]
 
