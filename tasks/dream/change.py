@@ -571,7 +571,8 @@ def relation(new: str, old: str) -> str | None:
 
 # the day a statement is said of (deictic time words, a closed class): "today", "yesterday",
 # "this morning", 今天 ... A statement of its own day tells that day's event; two such are two
-# days' events, never one value changed (a measure said of one day is not the next day's)
+# days' events, not one value changed (a measure said of one day is not the next day's; one
+# denying the other is still a change, read before this)
 _OF_THE_DAY_RE = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening))\b|"
                             r"今天|今晚|昨天|明天", re.IGNORECASE)
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
