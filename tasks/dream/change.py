@@ -500,7 +500,8 @@ def _word_from_to(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
     return False
 
 
-def _han_share(text: str) -> float:
+def han_share(text: str) -> float:
+    """Han characters over Han characters and Latin letters: above 0.5 the text is Chinese."""
     han = len(re.findall(f"[{_HAN}]", text))
     return han / max(1, han + len(re.findall(r"[A-Za-z]", text)))
 
@@ -549,7 +550,7 @@ def relation(new: str, old: str) -> str | None:
     if {t.norm for t in a} == {t.norm for t in b}:
         return "same"
     nums_a, nums_b = [t for t in a if t.kind == "num"], [t for t in b if t.kind == "num"]
-    if (_han_share(new) > 0.5) != (_han_share(old) > 0.5):
+    if (han_share(new) > 0.5) != (han_share(old) > 0.5):
         # Another language: no frame to align. A named thing restated with one number is the
         # same measure of it ("Mochi is three years old", "Mochi现在四岁了").
         names = {t.norm for t in a if t.kind in ("name", "word")} & {t.norm for t in b if t.kind in ("name", "word")}
@@ -759,7 +760,7 @@ def level_changed(new: str, old: str) -> bool:
     nothing else: a statement that goes on past its number, or whose number is in a relative
     clause ("The backup job that runs at 2am uses restic"), is not a measure.
     English only (a Chinese frame has no such cut)."""
-    if _han_share(new) > 0.3 or _han_share(old) > 0.3:
+    if han_share(new) > 0.3 or han_share(old) > 0.3:
         return False
     parts_a, parts_b = _level_parts(old), _level_parts(new)
     if parts_a is None or parts_b is None:

@@ -43,7 +43,7 @@ from memflow.tasks.dream.consolidation import (
     unit_links,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
-from memflow.tasks.dream.change import other_context
+from memflow.tasks.dream.change import han_share, other_context
 from memflow.tasks.dream.nodes import (
     consolidated_before,
     digest_citations,
@@ -189,16 +189,13 @@ def facet_nodes(lay: Layout, unit: Unit, own: dict[str, str],
     names no subject by capitals and often leaves the speaker unsaid, so its facts are filed
     under facets by cue words alone ("我的狗叫豆豆" with the family, "豆豆现在四岁了" under life);
     the fact a statement changes may be under another facet."""
-    if not unit.subject.startswith("person:") or len(_HAN_RE.findall(unit.summary)) * 2 < len(unit.summary.strip()):
+    if not unit.subject.startswith("person:") or han_share(unit.summary) <= 0.5:
         return {}
     person = unit.subject.rsplit(":", 1)[0] + ":"
     return {rel: read_text(lay.root / rel)
             for key, paths in (subject_nodes(lay) if subjects is None else subjects).items()
             if key.startswith(person) and key != unit.subject
             for rel in paths if rel not in own and (lay.root / rel).is_file()}
-
-
-_HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def modified_nodes(lay: Layout, unit: Unit, own: dict[str, str],

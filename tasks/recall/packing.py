@@ -38,7 +38,7 @@ from memflow.tasks.ground.markdown import (
 )
 from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import line_words
-from memflow.tasks.ground.transcript import is_code, piece_of, spoken
+from memflow.tasks.ground.transcript import is_code, line_places, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
@@ -218,11 +218,7 @@ def _line_number(path: str, end_line: int, text: str, offset: int) -> int:
     lines = text.split("\n")
     if " part " not in text or not path.endswith(".jsonl"):
         return end_line - (len(lines) - 1 - offset)
-    number = end_line + 1
-    for index in range(len(lines) - 1, offset - 1, -1):
-        piece = piece_of(lines[index])
-        number = piece[0] if piece else number - 1
-    return number
+    return line_places(text, end_line)[offset][0]
 
 
 def unit_of(result: SearchResult, offset: int) -> Unit:
