@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from datetime import date, timedelta
 
 import pytest
@@ -41,7 +42,9 @@ def test_the_turns_a_digest_chunk_restates_rank_above_it(settings, lay, seed):
             if not r.path.startswith("digest/"):
                 continue
             places = set()
-            for offset in range(r.start_line, r.end_line + 1):
+            for offset in range(r.start_line, r.end_line + 1):  # the facts sharing a word with the question
+                if not _words(question) & _fact_words(settings, r.path, offset):
+                    continue
                 for path, line in cited(r.path, offset):
                     places |= cited(path, line) if path.startswith("daily/") else set()
             below = [m for m, e in enumerate(results) if m > n and e.path.startswith("session/")
@@ -55,6 +58,66 @@ def test_the_turns_a_digest_chunk_restates_rank_above_it(settings, lay, seed):
                 assert named.get(r.explain["restated_by"], len(results)) > n
                 raised += 1
     assert compared + raised > 0  # digest chunks citing turns were met and checked
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_only_the_facts_the_question_matches_raise_their_turns(settings, lay, seed):
+    """A digest chunk found by its node's name (or its facts' dates) restates nothing the
+    question asked: it raises no turn. Of a chunk dated inside the window a question names,
+    only facts dated inside it raise theirs."""
+    rng = random.Random(seed * 7919 + 1)
+    things, places, names = pseudo_words(rng, 90), pseudo_words(rng, 30), pseudo_words(rng, 12)
+    speakers = [w.title() for w in pseudo_words(rng, 2)]
+    start = date(2026, 3, 2)
+    said = capture_kept_things(settings, rng, things, places, names, start, 5, lambda: rng.randint(5, 9), speakers)
+    run_index(settings)
+    run_dream(settings, start + timedelta(days=4))
+    cited = line_citations(settings)
+    questions = [f"What about {speaker}?" for speaker in speakers]
+    questions += [f"What did {speaker} keep on {start + timedelta(days=d):%B %-d, %Y}?"
+                  for speaker in speakers for d in range(5)]
+    questions += [" ".join(text.rstrip(".").split()[3:6:2]) for text in rng.sample(said, 8)]
+    raised = 0
+    for question in questions:
+        results = search(settings, question, limit=12, explain=True).results
+        named = {f"{r.path}:{r.start_line}-{r.end_line}": r for r in results}
+        for r in results:
+            by = r.explain.get("restated_by")
+            if not by:
+                continue
+            chunk = named[by]
+            window = chunk.explain["time_window"]
+            inside = window and window[0] <= (chunk.explain["date"] or "") <= window[1]
+            raising = set()  # the lines of the turn cited by facts that match (and are in time)
+            for offset in range(chunk.start_line, chunk.end_line + 1):
+                day = _fact_day(settings, chunk.path, offset)
+                if not _words(question) & _fact_words(settings, chunk.path, offset) \
+                        or (inside and not (day and window[0] <= day <= window[1])):
+                    continue
+                for path, line in cited(chunk.path, offset):
+                    raising |= {q for p, q in cited(path, line) if p == r.path} if path.startswith("daily/") else set()
+            assert any(r.start_line <= q <= r.end_line for q in raising), (question, by, r.path, r.start_line)
+            raised += 1
+    assert raised > 0  # turns were raised, each by a fact that matches
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", re.sub(r"\[\[[^\]]*\]\]", " ", text).casefold())) - {"what", "about", "did", "on"}
+
+
+def _fact_line(settings, path: str, number: int) -> str:
+    lines = (settings.workspace / path).read_text(encoding="utf-8").split("\n")
+    return lines[number - 1] if number <= len(lines) else ""
+
+
+def _fact_words(settings, path: str, number: int) -> set[str]:
+    """A digest fact's own words: not its date, not its links."""
+    return _words(re.sub(r"^- \d{4}-\d{2}-\d{2}: ", "", _fact_line(settings, path, number)))
+
+
+def _fact_day(settings, path: str, number: int) -> str | None:
+    found = re.match(r"^- (\d{4}-\d{2}-\d{2}): ", _fact_line(settings, path, number))
+    return found.group(1) if found else None
 
 
 def test_a_replaced_value_packs_with_the_value_that_replaced_it():

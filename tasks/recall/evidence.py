@@ -7,57 +7,95 @@ to just above the digest chunk and take its score: an agent reads what was said 
 that says it again is then packed only for what it adds (`packing` skips a line restating a
 packed turn). Digest chunks whose evidence is not a candidate keep their place: they are how
 that evidence is found. A chunk matching only on replaced lines still goes below current ones
-(`replaced.current_first` runs after this).
+(`replaced.current_first` runs after this). Only the turns of facts that match the question
+go up (`cited_places`): a chunk found by its node's name raises none.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date
 
 import pyarrow.compute as pc
 
-from memflow.tasks.ground.markdown import HISTORY_DATE_RE, parse_anchor
+from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, parse_anchor, searchable_text
+from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.recall.factkeys import out_links, row_spans
 from memflow.tasks.stores import keyword
 
-def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: int) -> frozenset[tuple[str, int]]:
-    """The daily lines a digest chunk's current facts cite, and the session and resource lines
-    those daily lines cite (empty for a chunk that is not a digest chunk). History lines
-    (`  - until DATE: ...`) are left out: a replaced value's turn is not raised by the node
-    that replaced it. `number`: the chunk's snapshot row (its text is read once per snapshot)."""
+Cited = tuple[tuple[frozenset[str], date | None, frozenset[tuple[str, int]]], ...]
+
+
+def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: int, terms: set[str],
+                 tokenizer: str, window: tuple[date, date] | None = None) -> set[tuple[str, int]]:
+    """The daily lines that a digest chunk's current facts matching the query cite, and the
+    session and resource lines those daily lines cite (empty for a chunk that is not a digest
+    chunk). A fact matches when its own words (not its date, not its links) hold a query term:
+    a chunk found by its node's name or its facts' dates restates nothing the question asked.
+    When the chunk is dated inside the window the question names (`window`), a fact dated
+    outside it raises nothing: the chunk's rank owes to the window, the turn's would not.
+    History lines (`  - until DATE: ...`) are left out: a replaced value's turn is not raised by
+    the node that replaced it. `number`: the chunk's snapshot row (its text is read once per
+    snapshot)."""
     if not row["path"].startswith(f"{lay.digest}/"):
-        return frozenset()
-    memo = index.masks.setdefault("cited-places", {})  # a snapshot's links do not change
-    key = (row["path"], row["start_line"], row["end_line"])
+        return set()
+    memo = index.masks.setdefault("cited-facts", {})  # a snapshot's links do not change
+    key = (row["path"], row["start_line"], row["end_line"], tokenizer)
     if key not in memo:
-        memo[key] = frozenset(_cited_places(index, lay, index.rows([number])[0]))
-    return memo[key]
-
-
-def _cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict) -> set[tuple[str, int]]:
-    lines = row["text"].split("\n")
-    history = {row["end_line"] - (len(lines) - 1 - i) for i, line in enumerate(lines)
-               if HISTORY_DATE_RE.match(line)}
+        memo[key] = _cited_facts(index, lay, index.rows([number])[0], tokenizer)
+    chunk_dated = _inside(row.get("date"), window) if window else False
     places: set[tuple[str, int]] = set()
-    for line, target, anchor, kind in out_links(index, row["path"]):
-        if row["start_line"] <= line <= row["end_line"] and line not in history and kind == "link" \
-                and target.startswith(f"{lay.daily}/") and anchor:
-            places.update((target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1))
-    by_path: dict[str, set[int]] = {}
-    for path, line in places:
-        by_path.setdefault(path, set()).add(line)
-    for path, cited in by_path.items():
-        for line, target, anchor, _kind in out_links(index, path):
-            if line in cited and target.startswith((f"{lay.session}/", f"{lay.resource}/")) and anchor:
-                places.update((target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1))
+    for words, day, cited in memo[key]:
+        if words & terms and (not chunk_dated or _inside(day, window)):
+            places.update(cited)
     return places
 
 
-def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list) -> list:
+def _inside(day: date | None, window: tuple[date, date]) -> bool:
+    return day is not None and window[0] <= day <= window[1]
+
+
+def _cited_facts(index: keyword.KeywordIndex, lay: Layout, row: dict, tokenizer: str) -> Cited:
+    """Per current fact line of a digest chunk: its words, its date and the places it cites
+    (its daily lines and the session and resource lines they cite)."""
+    lines = row["text"].split("\n")
+    first = row["end_line"] - (len(lines) - 1)
+    by_line: dict[int, set[tuple[str, int]]] = {}
+    for line, target, anchor, kind in out_links(index, row["path"]):
+        if row["start_line"] <= line <= row["end_line"] and kind == "link" \
+                and target.startswith(f"{lay.daily}/") and anchor and line >= first \
+                and not HISTORY_DATE_RE.match(lines[line - first]):
+            by_line.setdefault(line, set()).update(
+                (target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1))
+    daily: dict[str, set[int]] = {}
+    for places in by_line.values():
+        for path, n in places:
+            daily.setdefault(path, set()).add(n)
+    turns: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    for path, cited in daily.items():
+        for line, target, anchor, _kind in out_links(index, path):
+            if line in cited and target.startswith((f"{lay.session}/", f"{lay.resource}/")) and anchor:
+                turns.setdefault((path, line), set()).update(
+                    (target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1))
+    facts = []
+    for line, places in sorted(by_line.items()):
+        text = lines[line - first]
+        dated = FACT_DATE_RE.match(text)
+        words = frozenset(tokenize(searchable_text(text[dated.end():] if dated else text), tokenizer))
+        day = date.fromisoformat(dated.group(1)) if dated else None
+        cited = set(places)
+        for place in places:
+            cited.update(turns.get(place, ()))
+        facts.append((words, day, frozenset(cited)))
+    return tuple(facts)
+
+
+def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list, terms: set[str],
+                   tokenizer: str, window: tuple[date, date] | None = None) -> list:
     """`fused` (RRF order) with each session or resource candidate holding a line that a digest
-    candidate above it cites moved to just above that digest candidate, with its score; the
-    rest in order. Daily chunks stay where they are: the digest chunk says what they say
+    candidate above it cites (`cited_places`: its facts matching the query `terms`) moved to
+    just above that digest candidate, with its score; the rest in order. Daily chunks stay where they are: the digest chunk says what they say
     (`one_hit_per_fact` then leaves out a daily chunk it states)."""
     if "has-digest" not in index.masks:  # once per snapshot: a workspace never dreamed skips this
         index.masks["has-digest"] = bool(pc.any(pc.equal(index.docs.column("layer"), "digest")).as_py())
@@ -78,7 +116,9 @@ def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list) -> lis
     for i, (candidate, row) in enumerate(zip(fused, rows)):
         if i in moved:
             continue
-        places = cited_places(index, lay, row, numbers[i])
+        if window and row["path"].startswith(f"{lay.digest}/"):
+            row = row | {"date": index.docs.column("date")[numbers[i]].as_py()}
+        places = cited_places(index, lay, row, numbers[i], terms, tokenizer, window)
         lifted = sorted({j for path, line in places for j, a, b in spans.get(path, ())
                          if j > i and j not in moved and a <= line <= b})
         for j in lifted:

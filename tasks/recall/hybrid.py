@@ -268,7 +268,7 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     rankings = {b: weigh_layers(index, r, factor) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
-    fused = evidence_first(index, lay, fused)  # the turns a digest chunk restates go above it
+    fused = evidence_first(index, lay, fused, set(tokens), settings.keyword_tokenizer, window)  # the turns a digest chunk restates go above it
     if not filters.superseded:  # a hit matching only on replaced lines goes below its replacement
         fused = current_first(index, lay, fused, set(tokens), settings.keyword_tokenizer, filters.as_of)
     fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer,
