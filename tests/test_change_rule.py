@@ -158,8 +158,13 @@ def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
             (f"I {verb} at {a}.", f"I {verb}ed at {b} before {a}."),          # the old value still the later
             (f"We {verb} {a}.", f"We {verb} {b} with {a}."),                  # side by side
         ]
+        prep = rng.choice(["behind", "in", "at", "near", "under", "on"])
+        adj = pick(rng, v, "adj")
+        pairs.append((f"The {noun} {prep} {a} is {adj} on {q1}s.", f"The {noun} {prep} {b} is {adj} on {q1}s."))  # which one
         for old, new in pairs:
             assert relation(new, old) is None, (old, new)
+        from memflow.tasks.dream.facts import subject_of
+        assert subject_of(pairs[-1][0]).name.lower() == f"{noun} {prep} {a}".lower(), subject_of(pairs[-1][0])
 
 
 def test_an_occasion_changes_only_when_the_new_one_is_set_against_it(vocab):
@@ -468,6 +473,38 @@ def test_a_statement_pointing_back_stays_with_what_it_points_to(vocab):
         assert [e.text for e in split_fact(Evidence(path="daily/2026-01-01/n.md", lines=[4], text=zh))] == [zh]
 
 
+def test_a_message_opening_on_a_pronoun_is_about_what_the_speaker_said_before(vocab):
+    """A statement opening on a pronoun that points back ("It only happens when ...") and naming
+    nothing else goes to the node of the same speaker's statement before it in the note (it was
+    a node named by its first words, `It only happens`, which gathered unrelated statements of
+    every session); another speaker's statement before it, or none, lends nothing; a statement
+    naming a thing of its own keeps its own node."""
+    from memflow.schemas.notes import Note
+    from memflow.tasks.dream.consolidation import extract_units
+
+    rng, v = vocab
+    for _ in range(40):
+        noun, other = pick(rng, v, "noun", 2)
+        v1, v2 = pick(rng, v, "verb", 2)
+        a, b, c = pick(rng, v, "object", 3)
+        pointer = rng.choice(["It", "They"])  # ("This only happens": `Happens`, noted, not solved)
+        speaker, listener = rng.sample(["user: ", ""], 2)  # a role or no label (a named speaker's are theirs)
+        before = f"The {noun} {v1}s {rng.randint(2, 999)} {a}s."
+        back = f"{pointer} only {v2}s when {b} and {c} share one {other}."
+        named = f"{pointer} {v2}s the {pick(rng, v, 'name')} {other}."
+        body = "\n".join(["# Notes", "", "## Facts", "",
+                           f"- {speaker}{before} [[session/dialog/s.jsonl#L1]]",
+                           f"- {speaker}{back} [[session/dialog/s.jsonl#L3]]",
+                           f"- {listener}{back} [[session/dialog/s.jsonl#L4]]",
+                           f"- {listener}{named} [[session/dialog/s.jsonl#L5]]", ""])
+        units = [u for u, _ in extract_units([Note(path="daily/2026-01-01/n.md", body=body, text=body)])]
+        by_line = {u.evidence[0].lines[0]: u for u in units}
+        first, second, third, fourth = (by_line[n] for n in (5, 6, 7, 8))
+        assert second.subject == first.subject and second.name == first.name, (before, back, second.name)
+        assert third.subject != first.subject  # another speaker's: nothing lent
+        assert fourth.name == named.split()[3], fourth.name  # it names a thing of its own
+
+
 def test_a_title_or_an_initial_does_not_end_a_sentence(vocab):
     """"My dentist is Dr. Lee." stays one statement (it was cut into "My dentist is Dr." and
     a lost "Lee."): a period after an initial or a capitalised abbreviation without a vowel
@@ -709,7 +746,8 @@ def test_roles_and_labels_are_not_subjects(vocab):
     """An assistant's line in a daily note is a procedure or nothing, however the log spells
     the role; a short label before a colon ("Change of plan: ...") or a quantifier ("Half of
     the ...") does not name the node."""
-    from memflow.tasks.dream.consolidation import note_facts
+    from memflow.schemas.dream import Evidence
+    from memflow.tasks.dream.consolidation import make_unit, note_facts
     from memflow.tasks.dream.facts import subject_of
     from memflow.tasks.ground.notes import parse_note
 
@@ -730,6 +768,15 @@ def test_roles_and_labels_are_not_subjects(vocab):
         obj = pick(rng, v, "object")
         subject = subject_of(f"{quantifier} of the {obj} {noun}s in {thing} time out on the fixture.")
         assert subject.name.split()[0].lower() == obj, (quantifier, obj, subject)  # not "Half"
+        # one capitalised word and a colon before a clause in lower case is a label, not a
+        # speaker ("Decision: the X listener binds port N" had made a person node `Decision`)
+        word = pick(rng, v, "name")
+        unit = make_unit(Evidence(path="daily/2026-03-19/x.md", lines=[4],
+                                  text=f"{word}: the {thing.lower()} listener binds port {n1} from now on."))
+        assert not unit.subject.startswith("person:"), unit
+        assert unit.name.lower().startswith(thing.lower()), unit.name
+        said = make_unit(Evidence(path="daily/2026-03-19/x.md", lines=[4], text=f"{word}: I {pick(rng, v, 'verb')} the {noun}."))
+        assert said.subject.startswith(f"person:{word.lower()}:"), said  # a speaker's own statement
 
 
 def test_a_named_speakers_encouragement_is_theirs_a_how_to_with_a_tool_is_a_procedure(vocab):
@@ -842,6 +889,12 @@ def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
         pronoun = rng.choice(["Nothing", "Nobody", "Everything", "Something"])
         subject = subject_of(f"{pronoun} in {b} reads the {c} before {a} has finished its {d} pass.")
         assert subject.name.lower() == b, subject
+        # an indefinite pronoun as the whole subject: what it does something to ("Nobody really
+        # owns X" was a node `Nobody really`)
+        pronoun = rng.choice(["Nobody", "Someone", "Everyone", "Somebody", "Everybody", "Nothing"])
+        adverb = rng.choice(["", f"{pick(rng, v, 'adj')}ly ", "here ", "still "])
+        said = f"{pronoun} {adverb}{pick(rng, v, 'verb')}s {rng.choice(['', 'the '])}{b}."
+        assert subject_of(said).name.lower() == b, (said, subject_of(said))
         subject = subject_of(f"The {c} for {b} is rebuilt whenever {pick(rng, v, 'name')} rotates the {d} keys.")
         assert subject.name.lower() == f"{c} for {b}", subject
         # a clause or phrase before a comma (a preposition or subordinating conjunction opens it)

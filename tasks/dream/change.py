@@ -26,6 +26,7 @@ function characters (的, 是, 在, 了 ...), so it needs no segmenter or dictio
 from __future__ import annotations
 
 import re
+from itertools import takewhile
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -187,7 +188,7 @@ def _subject_run(text: str) -> list[Tok]:
     (three with the complement's preposition)."""
     text = _after_leading_clause(strip_marker(text))
     tokens = toks(text)
-    if _pronoun_led(text):
+    if pronoun_led(text):
         return [tokens[0]]
     partitive = _partitive_end(tokens)
     if partitive:  # "Half of the fliok tests time out": the tests are what it is about
@@ -195,6 +196,14 @@ def _subject_run(text: str) -> list[Tok]:
     tokens = tokens[_leading_phrase_end(tokens):]
     if len(tokens) > 2 and tokens[0].surface.lower() in _INDEFINITE and tokens[1].kind == "prep":
         tokens = tokens[2:]  # "Nothing in *bamzaind* reads ...": what the statement is about
+    elif len(tokens) > 2 and tokens[0].surface.lower() in _INDEFINITE:
+        # "Nobody (really) owns *vollaith*": the pronoun says who does it, the object what of
+        verb = 1 + sum(1 for _ in takewhile(lambda t: t.surface.lower() in _PLAIN_ADVERBS or (
+            t.kind == "word" and t.surface.endswith("ly")), tokens[1:]))
+        rest = [t for t in tokens[verb + 1:] if t.norm not in _DETERMINERS]
+        if verb < len(tokens) and tokens[verb].kind in ("word", "stop") and tokens[verb].norm not in _BE \
+                and tokens[verb].norm not in _AUXILIARIES and rest and rest[0].kind in ("word", "name"):
+            tokens = rest
     if len(tokens) > 2 and tokens[0].kind == "word" and len(tokens[0].surface) >= 6 and tokens[0].surface.endswith("ly") \
             and (tokens[1].norm in _DETERMINERS or tokens[1].norm in PRONOUNS or tokens[1].kind == "name"):
         tokens = tokens[1:]  # "Mostly *the build* is slow", "Currently *we* run ...": an adverb by its shape
@@ -215,10 +224,11 @@ def _subject_run(text: str) -> list[Tok]:
             break
         if tok.kind in ("name", "code"):
             return [tok]  # (a leading preposition is skipped: "After that the queue takes ...")
-    if follower is not None and follower.norm in ("of", "for") and len(run) == 1:
+    if follower is not None and (follower.norm in ("of", "for") or follower.kind == "prep") and len(run) == 1:
         head = next((t for t in tokens[at + 1:at + 4] if t.norm not in _DETERMINERS), None)
         if head is not None and head.kind in ("word", "han", "name", "code"):
-            return [run[0], follower, head]  # "the cluster *for tourdriommourt*": which cluster
+            # "the cluster *for tourdriommourt*", "the store *behind Niflund*": which one
+            return [run[0], follower, head]
     if len(run) >= 2 and (follower is None or (follower.kind != "stop" and follower.norm not in _AUXILIARIES)
                           or follower.norm in _DETERMINERS):
         run = run[:-1]
@@ -324,7 +334,7 @@ def _same_subject(a: str, b: str) -> bool:
     return bool(words_a) and (words_a <= words_b or words_b <= words_a)
 
 
-def _pronoun_led(text: str) -> bool:
+def pronoun_led(text: str) -> bool:
     tokens = toks(strip_marker(text))
     return bool(tokens) and tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS
 
@@ -352,14 +362,14 @@ def _past_frame(text: str, frame: list[Tok]) -> bool:
     return False
 
 
-def _is_qualifier(seq: list[Tok], start: int, pronoun_led: bool) -> bool:
+def _is_qualifier(seq: list[Tok], start: int, led_by_pronoun: bool) -> bool:
     """Is the slot at `seq[start]` the object of a prepositional phrase that follows an object
     ("I drink tea *at* breakfast", "the team drinks tea *at* lunch"), rather than the predicate's
     own complement ("I live *in* Leeds", "my sister lives *in* Porto")?"""
     if start == 0 or seq[start - 1].kind != "prep" or seq[start - 1].norm in _HAN_PREP:
         return False
     before = [t for t in seq[:start - 1] if t.kind != "prep"]
-    return len(before) >= (2 if pronoun_led else 3)
+    return len(before) >= (2 if led_by_pronoun else 3)
 
 
 def _values(part: list[Tok], kind: str) -> list[Tok]:
@@ -404,7 +414,7 @@ def slot_change(new: str, old: str) -> str | None:
     frame = [t for t, keep in zip(a, _in_frame(len(a), ops)) if keep and t.kind not in ("prep", "stop")]
     if not frame or _past_frame(old, frame) or (kind == "word" and len(frame) < _min_frame(old, region_old)):
         return None
-    if kind != "num" and _is_qualifier(a, i1, _pronoun_led(old)):
+    if kind != "num" and _is_qualifier(a, i1, pronoun_led(old)):
         return None  # a number is a measure of the frame (`runs on 6 nodes`), not an occasion
     return "restated" if extras else "slot"
 
@@ -442,13 +452,13 @@ def named_change(new: str, old: str) -> bool:
         return bool(subject_norms) and subject_norms | frame <= new_norms and any(
             value.kind in ("num", "name", "code") and value.norm not in subject_norms
             and _set_against(b, value, old_norms, new) for value in a)
-    pronoun_led = _pronoun_led(old)
+    led_by_pronoun = pronoun_led(old)
     for i, value in enumerate(a):
         if value.norm in subject_norms:
             continue
         if value.kind not in ("num", "name", "code") and not _word_from_to(b, value, old_norms):
             continue
-        if value.kind == "word" or _is_qualifier(a, i, pronoun_led):
+        if value.kind == "word" or _is_qualifier(a, i, led_by_pronoun):
             if value.kind == "word" or (_set_against(b, value, old_norms, new) and frame <= {t.norm for t in b}):
                 return True
             continue  # a shared occasion ("on Fridays") beside another value is not its change
@@ -855,7 +865,7 @@ def clauses(text: str) -> list[str]:
     for part, joint in zip(merged[1:], before[1:]):
         first = toks(part)[0] if toks(part) else None
         if first and (first.kind == "word" or first.norm in _AUXILIARIES) and part[:1].islower():  # no subject
-            if _noun_led(part) or not (lead and _pronoun_led(merged[0]) and _plain_head(merged[0])):
+            if _noun_led(part) or not (lead and pronoun_led(merged[0]) and _plain_head(merged[0])):
                 # only the first part's pronoun, when it alone is the head the part continues,
                 # can be lent: "find peace in it" or "hiking the other day" alone is no fact
                 out[-1] = f"{out[-1]}{joint}{part}".rstrip(" ,.;")
@@ -887,7 +897,7 @@ def _compound_subject(before: str, part: str) -> bool:
     if first is None or first.norm not in _SUBJECTS:
         return False
     seq = _seq(before)
-    return len(_content(seq)) <= 2 and not any(t.kind == "prep" for t in seq) and not _pronoun_led(before)
+    return len(_content(seq)) <= 2 and not any(t.kind == "prep" for t in seq) and not pronoun_led(before)
 
 
 # auxiliary and modal verbs: a closed grammatical class (a tense or mood, not a fact's verb)
@@ -934,6 +944,9 @@ _BREAK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]|\*\*[^*]*\*\*:?|(?:^|\s)#{1,6
                        re.MULTILINE)
 
 
+# adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
+# verb ("Everyone here uses X", "Nobody still owns X"): a closed class
+_PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
 # indefinite pronouns: closed-class words that start sentences ("Nothing in X reads ...")
 _INDEFINITE = frozenset("nothing nobody noone everything everybody everyone something somebody someone "
                         "anything anybody anyone".split())

@@ -27,9 +27,9 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.dream.change import clauses, other_context, split_outside
+from memflow.tasks.dream.change import clauses, other_context, split_outside, strip_label, strip_marker
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
-from memflow.tasks.dream.facts import is_memory, same_fact, similarity, slug, subject_of
+from memflow.tasks.dream.facts import Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
 from memflow.tasks.ground.speakers import OTHERS_TITLE
 from memflow.tasks.ground.workspace import date_of
@@ -73,18 +73,26 @@ def note_facts(note: Note) -> list[Evidence]:
 
 def speaker(text: str, people: frozenset[str] = frozenset()) -> tuple[str, str]:
     """(speaker the line names, the rest) or ("", text). A label such as `Note:` or `Todo:` is no
-    speaker, unless it is the name of one of the `people` talking (a person may be called Tip)."""
+    speaker, unless it is the name of one of the `people` talking (a person may be called Tip),
+    nor a word before a clause in lower case ("Decision: the X listener binds port N"), unless
+    one of the `people` again."""
     match = _WHO_RE.match(text)
-    if match and (match.group(1) not in _NOT_WHO or match.group(1) in people):
+    if match and (match.group(1) in people or (match.group(1) not in _NOT_WHO
+                                                and not text[match.end():match.end() + 1].islower())):
         return match.group(1), text[match.end():]
     return "", text
 
 
-def make_unit(fact: Evidence) -> Unit:
+def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str] = frozenset()) -> Unit:
     """One fact -> one unit. In a node about the speaker the fact is kept without the speaker's
-    name in front (the node's name says whose it is)."""
-    who, said = speaker(fact.text)
-    subject = subject_of(said, who)
+    name in front (the node's name says whose it is). `before`: the unit of the same speaker's
+    statement just before this one in its note; a statement opening on a pronoun that points
+    back and naming nothing else is about what that one was about."""
+    who, said = speaker(fact.text, people)
+    antecedent = None
+    if before is not None and before.bucket != "procedure" and _points_back(strip_label(strip_marker(said))):
+        antecedent = Subject(before.subject, before.name, before.bucket)
+    subject = subject_of(said, who, antecedent)
     day = date_of(fact.path)
     own = bool(who) and subject.key.startswith(f"person:{slug(who)}:")
     return Unit(name=subject.name, bucket=subject.bucket, summary=said if own else fact.text,
@@ -255,12 +263,21 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     out = []
     for note in notes:
         people = people_in(note)
+        before: tuple[str, Unit] | None = None  # the last statement's speaker and unit
         for fact in note_facts(note):
             parts = split_fact(fact, people)
+            who = _speaker_label(fact.text)
             for part in parts:
-                unit = make_unit(part)
+                unit = make_unit(part, before[1] if before and before[0] == who else None, people)
                 out.append((unit.model_copy(update={"split": len(parts) > 1}), note.path))
+                before = (who, unit)
     return out
+
+
+def _speaker_label(text: str) -> str:
+    """Who a note line names as its speaker, a role ("user") included; "" for none."""
+    match = re.match(r"^([^\s:]{1,24}(?: [^\s:]{1,24})?): ", text)
+    return match.group(1) if match else ""
 
 
 def relation_to(said: str, known: FactLine) -> str | None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import relation, strip_label, strip_marker, subject, subject_phrase
+from memflow.tasks.dream.change import pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -298,10 +298,12 @@ first then always never make sure do not don't stop start the a an with after be
 for when if""".split())
 
 
-def subject_of(text: str, who: str = "") -> Subject:
+def subject_of(text: str, who: str = "", antecedent: Subject | None = None) -> Subject:
     """The subject of one fact line (`who` is the speaker the note names, if any), named in the
     line's own words (never stems; a leading turn or session marker is not a subject, nor a
-    short label before a colon: "Change of plan: grukdrux moves to port 56147" is about grukdrux)."""
+    short label before a colon: "Change of plan: grukdrux moves to port 56147" is about grukdrux).
+    `antecedent`: the subject of the statement a pronoun opening this one points back to; taken
+    when the line names nothing itself ("It only happens when ..." was a node `It only happens`)."""
     text = strip_label(strip_marker(text))
     attribute = attribute_of(text)
     group = _GROUP_RE.search(text)
@@ -340,6 +342,8 @@ def subject_of(text: str, who: str = "") -> Subject:
         # "We run it on 6 pods": nothing named but us, the user among us (not a node "We run it")
         facet = facet_of(text, attribute)
         return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
+    if antecedent is not None and (not label or pronoun_led(text)):
+        return antecedent
     label = label or " ".join(text.split()[:3])
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 
