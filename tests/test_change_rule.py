@@ -160,6 +160,8 @@ def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
         ]
         prep = rng.choice(["behind", "in", "at", "near", "under", "on"])
         adj = pick(rng, v, "adj")
+        if {a.lower(), b.lower()} & {noun, adj, q1}:  # the slots' vocabularies may share a word
+            continue
         pairs.append((f"The {noun} {prep} {a} is {adj} on {q1}s.", f"The {noun} {prep} {b} is {adj} on {q1}s."))  # which one
         for old, new in pairs:
             assert relation(new, old) is None, (old, new)
