@@ -489,11 +489,11 @@ def test_a_message_opening_on_a_pronoun_is_about_what_the_speaker_said_before(vo
         noun, other = pick(rng, v, "noun", 2)
         v1, v2 = pick(rng, v, "verb", 2)
         a, b, c = pick(rng, v, "object", 3)
-        pointer = rng.choice(["It", "They"])  # ("This only happens": `Happens`, noted, not solved)
+        pointer = rng.choice(["It", "They", "This", "That", "Those"])
         speaker, listener = rng.sample(["user: ", ""], 2)  # a role or no label (a named speaker's are theirs)
         before = f"The {noun} {v1}s {rng.randint(2, 999)} {a}s."
-        back = f"{pointer} only {v2}s when {b} and {c} share one {other}."
-        named = f"{pointer} {v2}s the {pick(rng, v, 'name')} {other}."
+        back = f"{pointer} {rng.choice(['only', 'really', 'never', 'still'])} {v2}s when {b} and {c} share one {other}."
+        named = f"{pointer} {rng.choice(['only', 'really', 'never', 'still'])} {v2}s the {pick(rng, v, 'name')} {other}."
         body = "\n".join(["# Notes", "", "## Facts", "",
                            f"- {speaker}{before} [[session/dialog/s.jsonl#L1]]",
                            f"- {speaker}{back} [[session/dialog/s.jsonl#L3]]",
@@ -504,7 +504,9 @@ def test_a_message_opening_on_a_pronoun_is_about_what_the_speaker_said_before(vo
         first, second, third, fourth = (by_line[n] for n in (5, 6, 7, 8))
         assert second.subject == first.subject and second.name == first.name, (before, back, second.name)
         assert third.subject != first.subject  # another speaker's: nothing lent
-        assert fourth.name == named.split()[3], fourth.name  # it names a thing of its own
+        assert fourth.name == named.split()[4], fourth.name  # it names a thing of its own
+        # nothing before it to point to: the speaker's node, not one named by its first words
+        assert third.subject.startswith("person:the-user:"), third
 
 
 def test_a_title_or_an_initial_does_not_end_a_sentence(vocab):
@@ -893,6 +895,12 @@ def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
         assert subject.name.lower() == b, subject
         # an indefinite pronoun as the whole subject: what it does something to ("Nobody really
         # owns X" was a node `Nobody really`)
+        # a verb by its shape ("-ed", not "-eed") ends the subject ("That server crashed twice"
+        # was a node `Server crashed`)
+        verb = pick(rng, v, "verb")
+        if not verb.endswith("e"):
+            said = f"{rng.choice(['That', 'The', 'Our'])} {b} {verb}ed {rng.choice(['twice', 'again', 'yesterday'])}."
+            assert subject_of(said).name.lower() == b, (said, subject_of(said))
         pronoun = rng.choice(["Nobody", "Someone", "Everyone", "Somebody", "Everybody", "Nothing"])
         adverb = rng.choice(["", f"{pick(rng, v, 'adj')}ly ", "here ", "still "])
         said = f"{pronoun} {adverb}{pick(rng, v, 'verb')}s {rng.choice(['', 'the '])}{b}."
@@ -1057,6 +1065,10 @@ def test_a_thing_named_with_a_word_less_changes_the_node_named_fully(settings, l
     for n in (n3, n4, n5):  # which of two nodes was meant is not said: all three stay current
         [kept] = [f for f in facts.values() if f" {n} {unit}s" in f.text]
         assert not kept.history, kept
+    # the node of the thing named shorter links to both nodes naming it with a word more
+    shorter = (lay.root / lay.digest / "wiki" / f"{other}.md").read_text(encoding="utf-8")
+    related = [line for line in shorter.split("\n") if line.startswith("Related: ")]
+    assert related and all(f"[[{lay.digest}/wiki/{a}-{other}.md]]" in related[0] for a in (adj2, adj3)), shorter
 
 
 def test_a_chinese_measure_restated_with_the_name_alone_is_a_change(settings, lay, vocab):

@@ -188,7 +188,7 @@ def _subject_run(text: str) -> list[Tok]:
     (three with the complement's preposition)."""
     text = _after_leading_clause(strip_marker(text))
     tokens = toks(text)
-    if pronoun_led(text):
+    if pronoun_led(text, contracted=True) or demonstrative_led(text):
         return [tokens[0]]
     partitive = _partitive_end(tokens)
     if partitive:  # "Half of the fliok tests time out": the tests are what it is about
@@ -214,6 +214,8 @@ def _subject_run(text: str) -> list[Tok]:
     at = 0
     for at, tok in enumerate(tokens):
         if tok.kind in ("word", "han") and not (run and tok.norm in _AUXILIARIES):  # "X *may* use"
+            if run and _past_shaped(tok) and not (len(run) == 1 and run[0].norm in _DETERMINERS):
+                return run[:2]  # "That server *crashed* twice": a verb by its shape ends the subject
             run.append(tok)
             continue
         if tok.kind == "num" and not run:
@@ -303,7 +305,8 @@ def subject_phrase(text: str) -> str:
     and "The 3 replicas ..." -> "replicas"); a subject that is a number alone is named by what
     it counts ("About 1200 requests per second ..." -> "requests")."""
     run = _subject_run(text)
-    kept = [t for t in run if t.norm not in PRONOUNS and t.kind != "num"]
+    kept = [t for t in run if t.norm not in PRONOUNS and t.kind != "num" and _bare(t) not in _DEMONSTRATIVES
+            and _bare(t) not in PRONOUNS]
     while kept and kept[0].kind == "prep":  # "40% *of* requests" -> "requests"
         kept = kept[1:]
     if kept or not run or not all(t.kind == "num" for t in run):
@@ -328,15 +331,48 @@ def strip_marker(text: str) -> str:
     return _MARKER_RE.sub("", text, count=1)
 
 
+_DEMONSTRATIVES = frozenset("this that these those".split())
+
+
+def _past_shaped(tok: Tok) -> bool:
+    """A word shaped as a verb's past form: an irregular one, or "-ed" (not "-eed": "speed")."""
+    word = tok.surface.lower()
+    return word in _IRREGULAR_PAST or (len(word) >= 5 and word.endswith("ed") and not word.endswith("eed"))
+
+
+def _bare(tok: Tok) -> str:
+    """A word without a clitic ("That's" -> "that")."""
+    return re.split(r"['’]", tok.surface.lower(), maxsplit=1)[0]
+
+
+def demonstrative_led(text: str) -> bool:
+    """Does the statement open on "this", "that", "these" or "those" standing for something said
+    before ("That is great", "This only happens when ...", "Those never worked"), not bringing a
+    noun ("This approach works")? By what follows it: a form of "be", an auxiliary or an adverb
+    of the closed class (`_PLAIN_ADVERBS`, "only", "really")."""
+    tokens = toks(strip_marker(text))
+    if tokens and re.fullmatch(r"(?:this|that|these|those)['’]s", tokens[0].surface.lower()):
+        return True  # "That's awesome"
+    if len(tokens) < 2 or tokens[0].surface.lower() not in _DEMONSTRATIVES:
+        return False
+    after = tokens[1].surface.lower()
+    return tokens[1].norm in _BE or tokens[1].norm in _AUXILIARIES or after in _PLAIN_ADVERBS \
+        or after in ("only", "really") or after in ("'s", "’s")
+
+
 def _same_subject(a: str, b: str) -> bool:
     """"manager" and "new manager" are one subject; "i" and "sister" are not."""
     words_a, words_b = set(a.split()), set(b.split())
     return bool(words_a) and (words_a <= words_b or words_b <= words_a)
 
 
-def pronoun_led(text: str) -> bool:
+def pronoun_led(text: str, contracted: bool = False) -> bool:
+    """Does the statement open on a personal pronoun ("It ...")? With `contracted`, one with a
+    verb joined to it counts ("It's ...", "They'll ..."): for naming a node only (a clause cut
+    reads "It's" as it always has)."""
     tokens = toks(strip_marker(text))
-    return bool(tokens) and tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS
+    return bool(tokens) and tokens[0].kind == "stop" and (
+        tokens[0].norm in PRONOUNS or (contracted and _bare(tokens[0]) in PRONOUNS))
 
 
 # Past forms of common irregular verbs, and the regular "-ed": a frame in the past tense tells

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase
+from memflow.tasks.dream.change import demonstrative_led, pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -342,8 +342,13 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None) -> S
         # "We run it on 6 pods": nothing named but us, the user among us (not a node "We run it")
         facet = facet_of(text, attribute)
         return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
-    if antecedent is not None and (not label or pronoun_led(text)):
+    if antecedent is not None and (not label or pronoun_led(text, contracted=True) or demonstrative_led(text)):
         return antecedent
+    if not label and (pronoun_led(text, contracted=True) or demonstrative_led(text)):
+        # "It only happens when ...", "That is great" with nothing before it to point to: the
+        # speaker's, as "we" is (a node named by its first words gathered unrelated statements)
+        facet = facet_of(text, attribute)
+        return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
     label = label or " ".join(text.split()[:3])
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 

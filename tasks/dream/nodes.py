@@ -112,16 +112,38 @@ def edited_fact(lay: Layout, unit: Unit, links: list[str]) -> tuple[str, digest.
     return (rel, fact) if len(old & new) >= max(2, 0.6 * max(len(old), len(new))) else None
 
 
+SIBLINGS = 8  # at most this many related nodes of a thing's new node
+
+
 def sibling_nodes(lay: Layout, subject: str, subjects: dict[str, list[str]] | None = None) -> list[str]:
-    """Nodes about the same person as `subject` (`person:<who>:<facet>`): a new facet's node
-    links to them, so following links from one finds the others. `subjects`: `subject_nodes`,
-    when the caller has it."""
+    """Nodes about the same person as `subject` (`person:<who>:<facet>`), or about the same thing
+    (`topic:`/`group:`: one node's name is the other's with words around it, "snabror" and
+    "snabror container", "beshios" and "memory of beshios"; the nearest `SIBLINGS`): a new
+    node links to them, so following links from one finds the others. `subjects`:
+    `subject_nodes`, when the caller has it."""
+    subjects = subject_nodes(lay) if subjects is None else subjects
     parts = subject.split(":")
-    if len(parts) != 3 or parts[0] != "person":
+    if len(parts) == 3 and parts[0] == "person":
+        prefix = f"person:{parts[1]}:"
+        return sorted(p for key, paths in subjects.items() if key.startswith(prefix) and key != subject
+                      for p in paths[:1])
+    if len(parts) != 2 or parts[0] not in ("topic", "group") or not parts[1]:
         return []
-    prefix = f"person:{parts[1]}:"
-    return sorted(p for key, paths in (subject_nodes(lay) if subjects is None else subjects).items()
-                  if key.startswith(prefix) and key != subject for p in paths[:1])
+    words = parts[1].split("-")
+    found = []
+    for key, paths in subjects.items():
+        kind, _, name = key.partition(":")
+        if kind in ("topic", "group") and name and key != subject and paths:
+            other = name.split("-")
+            if _within(words, other) or _within(other, words):
+                found.append((abs(len(other) - len(words)), paths[0]))
+    return sorted(path for _gap, path in sorted(found)[:SIBLINGS])
+
+
+def _within(longer: list[str], shorter: list[str]) -> bool:
+    """Is `shorter` a run of words of `longer` (and shorter than it)?"""
+    n = len(shorter)
+    return 0 < n < len(longer) and any(longer[i:i + n] == shorter for i in range(len(longer) - n + 1))
 
 
 def readable_nodes(lay: Layout) -> Iterator[tuple[str, NodeInfo]]:
