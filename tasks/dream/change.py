@@ -501,8 +501,9 @@ def named_change(new: str, old: str) -> bool:
         spots = [j for j, t in enumerate(b) if t.norm == value.norm]
         fresh = [j for j, t in enumerate(b) if t.kind == value.kind and t.norm not in old_norms]
         if any(any(t.kind == "prep" and t.norm in _TOWARDS for t in b[min(s, f) + 1:max(s, f)])
+               and sum(t.kind in ("word", "name", "code") for t in b[min(s, f) + 1:max(s, f)]) <= 1
                for s in spots for f in fresh):
-            return True
+            return True  # "from Leeds to Bristol", "from 1.2 s down to 400 ms": the two values close
         if _set_against(b, value, old_norms, new):  # "in Bergen, not Oslo"
             return True
     return False
@@ -591,7 +592,8 @@ def relation(new: str, old: str) -> str | None:
         norms_a, norms_b = _affirmed(a), _affirmed(b)
         extra = norms_a ^ norms_b  # "anymore", "again": not an occasion or a value added
         turned = (norms_a <= norms_b or norms_b <= norms_a) and len(extra) <= 1 \
-            and not extra & (_qualified(_seq(old)) | _qualified(_seq(new)))
+            and not extra & (_qualified(_seq(old)) | _qualified(_seq(new))) \
+            and not (_negates_extra(new, extra) or _negates_extra(old, extra))
         return "replaces" if turned and _same_subject(subject(_unsaid(new)), subject(_unsaid(old))) else None
     if {t.norm for t in a} == {t.norm for t in b}:
         return "same"
@@ -656,6 +658,23 @@ def _unsaid(text: str) -> str:
 
 
 _NO_LONGER_RE = re.compile(r"\b(?:no|any) longer\b|\bany ?more\b", re.IGNORECASE)
+
+
+_NEGATION_PARTS = frozenset("longer more anymore ever".split())  # "no longer", "not anymore": one negation
+
+
+def _negates_extra(text: str, extra: set[str]) -> bool:
+    """Does a negation of `text` bear on a word the other statement does not have ("Keep going
+    and *never give* up" against "Keep going", "I won't quit, *no matter* what" against "I won't
+    quit")? Then what is denied is not what both say: no turn of polarity. A negation bears on
+    the next three content words after it."""
+    tokens = toks(_BRACKETED_RE.sub(" ", text))
+    for i, t in enumerate(tokens):
+        if _NEGATION_RE.fullmatch(t.surface.lower()) or t.surface.lower().endswith(("n't", "n’t")):
+            after = [u for u in tokens[i + 1:] if u.kind != "stop" and u.surface.lower() not in _NEGATION_PARTS][:3]
+            if any(u.norm in extra for u in after):
+                return True
+    return False
 
 
 def _affirmed(tokens: list[Tok]) -> set[str]:

@@ -29,7 +29,7 @@ from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.dream.change import clauses, other_context, split_outside, strip_label, strip_marker
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
-from memflow.tasks.dream.facts import Subject, is_memory, same_fact, similarity, slug, subject_of
+from memflow.tasks.dream.facts import UNPLACED, Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
 from memflow.tasks.ground.speakers import OTHERS_TITLE
 from memflow.tasks.ground.workspace import date_of
@@ -83,7 +83,7 @@ def speaker(text: str, people: frozenset[str] = frozenset()) -> tuple[str, str]:
     return "", text
 
 
-def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str] = frozenset()) -> Unit:
+def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str] = frozenset()) -> Unit | None:
     """One fact -> one unit. In a node about the speaker the fact is kept without the speaker's
     name in front (the node's name says whose it is). `before`: the unit of the same speaker's
     statement just before this one in its note; a statement opening on a pronoun that points
@@ -92,7 +92,9 @@ def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str]
     antecedent = None
     if before is not None and before.bucket != "procedure" and _points_back(strip_label(strip_marker(said))):
         antecedent = Subject(before.subject, before.name, before.bucket)
-    subject = subject_of(said, who, antecedent)
+    subject = subject_of(said, who, antecedent, placed_only=True)
+    if subject is UNPLACED:
+        return None  # a pronoun with nothing to point to: left in the daily note
     day = date_of(fact.path)
     own = bool(who) and subject.key.startswith(f"person:{slug(who)}:")
     return Unit(name=subject.name, bucket=subject.bucket, summary=said if own else fact.text,
@@ -269,8 +271,9 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
             who = _speaker_label(fact.text)
             for part in parts:
                 unit = make_unit(part, before[1] if before and before[0] == who else None, people)
-                out.append((unit.model_copy(update={"split": len(parts) > 1}), note.path))
-                before = (who, unit)
+                before = (who, unit) if unit is not None else None
+                if unit is not None:
+                    out.append((unit.model_copy(update={"split": len(parts) > 1}), note.path))
     return out
 
 

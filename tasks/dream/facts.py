@@ -298,12 +298,18 @@ first then always never make sure do not don't stop start the a an with after be
 for when if""".split())
 
 
-def subject_of(text: str, who: str = "", antecedent: Subject | None = None) -> Subject:
+UNPLACED = Subject("", "", "")  # `subject_of(..., placed_only=True)`: a statement with nothing to be about
+
+
+def subject_of(text: str, who: str = "", antecedent: Subject | None = None, placed_only: bool = False) -> Subject:
     """The subject of one fact line (`who` is the speaker the note names, if any), named in the
     line's own words (never stems; a leading turn or session marker is not a subject, nor a
     short label before a colon: "Change of plan: grukdrux moves to port 56147" is about grukdrux).
     `antecedent`: the subject of the statement a pronoun opening this one points back to; taken
-    when the line names nothing itself ("It only happens when ..." was a node `It only happens`)."""
+    when the line names nothing itself ("It only happens when ..." was a node `It only happens`).
+    `placed_only`: a statement opening on such a pronoun that names nothing and has no
+    antecedent is `UNPLACED` (no node can say what it is about), not a node named by its first
+    words."""
     text = strip_label(strip_marker(text))
     attribute = attribute_of(text)
     group = _GROUP_RE.search(text)
@@ -344,11 +350,11 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None) -> S
         return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
     if antecedent is not None and (not label or pronoun_led(text, contracted=True) or demonstrative_led(text)):
         return antecedent
-    if not label and (pronoun_led(text, contracted=True) or demonstrative_led(text)):
-        # "It only happens when ...", "That is great" with nothing before it to point to: the
-        # speaker's, as "we" is (a node named by its first words gathered unrelated statements)
-        facet = facet_of(text, attribute)
-        return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
+    if placed_only and not label and (pronoun_led(text, contracted=True) or demonstrative_led(text)):
+        # "It only happens when ...", "That is 40 euros" with nothing before it to point to: a
+        # node named by its first words gathered unrelated statements, and in one node two such
+        # statements about two things would read as one value replacing another
+        return UNPLACED
     label = label or " ".join(text.split()[:3])
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 
