@@ -162,6 +162,13 @@ def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
         # "Keep going", "I won't quit, no matter what" -> "I won't quit") turns nothing
         pairs.append((f"I {verb} the {o1} and never {pick(rng, v, 'verb')} the {o2}.", f"I {verb} the {o1}."))
         pairs.append((f"I won't {verb} the {o1}, no {q1} what.", f"I won't {verb} the {o1}."))
+        # two statements whose subject is only a pronoun for something said elsewhere need not
+        # be about one thing ("It costs 40 euros", "It costs 50 euros")
+        pronoun = rng.choice(["It", "They", "He", "She"])
+        pairs.append((f"{pronoun} {verb}s {n1} {unit}s.", f"{pronoun} {verb}s {n2} {unit}s."))
+        pairs.append((f"{pronoun} {verb} in {a}.", f"{pronoun} {verb} in {b}."))
+        that = rng.choice(["That", "This"])
+        pairs.append((f"{that} is {n1} {unit}s.", f"{that} is {n2} {unit}s."))
         # an old value and a new one of its kind with "to" far between them is no "from A to B"
         pairs.append((f"I {verb} {n1} {o1}s.", f"I {verb} {n1} {o1}s to the {noun} {q1}s and {pick(rng, v, 'verb')} "
                                                 f"your {n2} {o2}s."))

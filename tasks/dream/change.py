@@ -612,6 +612,8 @@ def relation(new: str, old: str) -> str | None:
         return "same"
     if _OF_THE_DAY_RE.search(new) and _OF_THE_DAY_RE.search(old):
         return None  # "Back on Drisdanseir today", "Back on Zukcro today": two days' events
+    if _points_elsewhere(new) and _points_elsewhere(old):
+        return None  # "It costs 40 euros", "It costs 50 euros": two "it"s need not be one thing
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) \
             or _named_measure_changed(a, b) or level_changed(new, old) or _han_measure_changed(a, b):
         return "replaces"
@@ -761,6 +763,14 @@ _RELATIVE = frozenset("which that who whom whose".split())
 # personal pronouns whose referent two statements in two notes need not share (not "I", "we")
 _REFERRING = frozenset("it they he she you".split())
 
+
+def _points_elsewhere(text: str) -> bool:
+    """Is the statement's subject only a pronoun standing for something said elsewhere ("It
+    costs 40 euros", "That is 40 euros", "They live in Oslo")? Nothing then says that two such
+    statements are about one thing."""
+    if not (pronoun_led(text, contracted=True) or demonstrative_led(text)):
+        return False
+    return _bare(toks(strip_marker(text))[0]) in _REFERRING | _DEMONSTRATIVES
 
 def _key(tok: Tok) -> str:
     """A word compared as its stem whether or not it opened a sentence ("Postgres is ..." and
