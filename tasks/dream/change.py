@@ -351,13 +351,15 @@ def demonstrative_led(text: str) -> bool:
     noun ("This approach works")? By what follows it: a form of "be", an auxiliary or an adverb
     of the closed class (`_PLAIN_ADVERBS`, "only", "really")."""
     tokens = toks(strip_marker(text))
-    if tokens and re.fullmatch(r"(?:this|that|these|those)['’]s", tokens[0].surface.lower()):
-        return True  # "That's awesome"
-    if len(tokens) < 2 or tokens[0].surface.lower() not in _DEMONSTRATIVES:
+    if not tokens or _bare(tokens[0]) not in _DEMONSTRATIVES:
+        return False
+    if _bare(tokens[0]) != tokens[0].surface.lower():
+        return True  # "That's awesome": the verb joined to it
+    if len(tokens) < 2:
         return False
     after = tokens[1].surface.lower()
     return tokens[1].norm in _BE or tokens[1].norm in _AUXILIARIES or after in _PLAIN_ADVERBS \
-        or after in ("only", "really") or after in ("'s", "’s")
+        or after in ("only", "really")
 
 
 def _same_subject(a: str, b: str) -> bool:
@@ -1002,7 +1004,8 @@ def _plain_head(part: str) -> bool:
 
 
 
-_WHO_PREFIX_RE = re.compile(r"^\s*(?:[-*+]\s+)?[^\s:]{1,30}(?: [^\s:]{1,30})?: ")
+# a line's leading speaker or role ("- user: ", "Ana: "), as a note line writes it
+WHO_PREFIX_RE = re.compile(r"^\s*(?:[-*+]\s+)?[^\s:]{1,30}(?: [^\s:]{1,30})?: ")
 # what ends a run of words as a sentence end does: a link, a bracketed marker, a bold label, a
 # heading mark, a colon ("[code, 7 lines] Nothing in ...", "- **retry**: Half of ...")
 _BREAK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]|\*\*[^*]*\*\*:?|(?:^|\s)#{1,6}\s|:\s|^\s*(?:[-*+]|\d+[.)])\s",
@@ -1029,7 +1032,7 @@ def context_names(line: str, note: str, statement: str) -> frozenset[str]:
     about one project names it again and again). The speaker's name in front of a line is not
     context."""
     own = {t.norm for t in toks(statement)}
-    here = {t.norm for t in _names(_WHO_PREFIX_RE.sub("", line, count=1))}
+    here = {t.norm for t in _names(WHO_PREFIX_RE.sub("", line, count=1))}
     return frozenset((here | recurring_names(note)) - own)
 
 
@@ -1041,7 +1044,7 @@ def recurring_names(note: str) -> frozenset[str]:
     for line in split_frontmatter(note)[1].split("\n"):
         if line.lstrip().startswith("#"):
             continue
-        for norm in {t.norm for t in _names(_WHO_PREFIX_RE.sub("", line, count=1))}:
+        for norm in {t.norm for t in _names(WHO_PREFIX_RE.sub("", line, count=1))}:
             seen[norm] = seen.get(norm, 0) + 1
     return frozenset(n for n, count in seen.items() if count >= 2)
 

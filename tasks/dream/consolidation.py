@@ -27,7 +27,7 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.dream.change import clauses, other_context, split_outside, strip_label, strip_marker
+from memflow.tasks.dream.change import WHO_PREFIX_RE, clauses, other_context, split_outside, strip_label, strip_marker
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
 from memflow.tasks.dream.facts import UNPLACED, Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
@@ -279,8 +279,8 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
 
 def _speaker_label(text: str) -> str:
     """Who a note line names as its speaker, a role ("user") included; "" for none."""
-    match = re.match(r"^([^\s:]{1,24}(?: [^\s:]{1,24})?): ", text)
-    return match.group(1) if match else ""
+    match = WHO_PREFIX_RE.match(text)
+    return match.group(0).strip() if match else ""
 
 
 def relation_to(said: str, known: FactLine) -> str | None:

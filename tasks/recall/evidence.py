@@ -18,7 +18,7 @@ from datetime import date
 
 import pyarrow.compute as pc
 
-from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, line_date, parse_anchor, searchable_text
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.recall.factkeys import out_links, row_spans
@@ -83,7 +83,7 @@ def _cited_facts(index: keyword.KeywordIndex, lay: Layout, row: dict, tokenizer:
         text = lines[line - first]
         dated = FACT_DATE_RE.match(text)
         words = frozenset(tokenize(searchable_text(text[dated.end():] if dated else text), tokenizer))
-        day = date.fromisoformat(dated.group(1)) if dated else None
+        day = line_date(text)
         cited = set(places)
         for place in places:
             cited.update(turns.get(place, ()))
@@ -95,8 +95,9 @@ def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list, terms:
                    tokenizer: str, window: tuple[date, date] | None = None) -> list:
     """`fused` (RRF order) with each session or resource candidate holding a line that a digest
     candidate above it cites (`cited_places`: its facts matching the query `terms`) moved to
-    just above that digest candidate, with its score; the rest in order. Daily chunks stay where they are: the digest chunk says what they say
-    (`one_hit_per_fact` then leaves out a daily chunk it states)."""
+    just above that digest candidate, with its score; the rest in order. Daily chunks stay
+    where they are: the digest chunk says what they say (`one_hit_per_fact` then leaves out a
+    daily chunk it states)."""
     if "has-digest" not in index.masks:  # once per snapshot: a workspace never dreamed skips this
         index.masks["has-digest"] = bool(pc.any(pc.equal(index.docs.column("layer"), "digest")).as_py())
     if len(fused) < 2 or not index.masks["has-digest"]:
@@ -116,8 +117,6 @@ def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list, terms:
     for i, (candidate, row) in enumerate(zip(fused, rows)):
         if i in moved:
             continue
-        if window and row["path"].startswith(f"{lay.digest}/"):
-            row = row | {"date": index.docs.column("date")[numbers[i]].as_py()}
         places = cited_places(index, lay, row, numbers[i], terms, tokenizer, window)
         lifted = sorted({j for path, line in places for j, a, b in spans.get(path, ())
                          if j > i and j not in moved and a <= line <= b})

@@ -46,10 +46,10 @@ def read_out_links(index: keyword.KeywordIndex, paths: list[str]) -> None:
 
 
 def row_spans(index: keyword.KeywordIndex, numbers: list[int]) -> list[dict]:
-    """(path, start_line, end_line) of the snapshot rows `numbers`, read from those three columns
+    """(path, start_line, end_line, date) of the snapshot rows `numbers`, read from those columns
     only (memoised on the index), not from each row's text."""
     if "span-columns" not in index.masks:
-        index.masks["span-columns"] = index.docs.select(["path", "start_line", "end_line"])
+        index.masks["span-columns"] = index.docs.select(["path", "start_line", "end_line", "date"])
     return keyword._take(index.masks["span-columns"], numbers)
 
 
