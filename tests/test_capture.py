@@ -1,4 +1,5 @@
 import json
+import os
 import random
 from datetime import date
 from pathlib import Path
@@ -387,3 +388,36 @@ def test_noted_after_every_turn_is_in_the_log_and_the_note(settings, lay):
     assert [m["content"] for m in read_log(lay, "s9")] == [m["content"] for m in turns]
     text = (lay.root / result.path).read_text()
     assert "- I have a dog named Rex. [[session/dialog/s9.jsonl#L5]]" in text, text
+
+
+@pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("MEMFLOW_SEEDS", "5,61,907").split(",")])
+def test_a_note_is_named_by_what_was_said_not_by_code_markers_or_indefinite_pronouns(seed):
+    """Code pasted in messages leaves a marker (`[code: python, 12 lines]`) in the note's line;
+    its words are the capture's, so they name no note and fill no description; nor does a
+    sentence-opening "Nothing"/"Everyone", said in every message."""
+    from test_change_rule import vocabulary
+
+    from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 600)
+    for _ in range(20):
+        subject = rng.choice(words).capitalize()
+        log = []
+        for _ in range(rng.randint(2, 5)):
+            pronoun = rng.choice(sorted(INDEFINITE_PRONOUNS)).capitalize()
+            parts = [f"{pronoun} in {rng.choice(words)} reads the {rng.choice(words)} before "
+                     f"{subject} has finished its {rng.choice(words)} pass."]
+            for _ in range(rng.randint(1, 3)):
+                language = rng.choice(["python", "yaml", ""])
+                code = "\n".join(f"{rng.choice(words)} = {rng.randint(1, 99)}" for _ in range(rng.randint(2, 9)))
+                parts.append(f"```{language}\n{code}\n```")
+                parts.append(f"The {rng.choice(words)} of {subject} is {rng.randint(2, 900)} lines long.")
+            log.append({"role": "user", "content": "\n".join(parts)})
+        note = write_extractive(log, list(range(1, len(log) + 1)))
+        facts = " ".join(i.text for i in note.facts)
+        assert "[code" in facts  # the marker is kept in the line itself
+        named = {w.lower() for w in note.name.replace(",", " ").split()}
+        assert subject.lower() in named, note.name
+        assert not named & {"code", "python", "yaml"} and not named & INDEFINITE_PRONOUNS, note.name
+        assert "[code" not in note.description, note.description

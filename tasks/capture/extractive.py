@@ -17,7 +17,7 @@ from collections import Counter
 
 from memflow.schemas.capture import Item, StructuredNote
 from memflow.tasks.capture.sessionlog import message_text
-from memflow.tasks.ground.tokenize import STOPWORDS
+from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS, STOPWORDS
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -144,9 +144,9 @@ def salient_terms(texts: list[str], hint: str = "", n: int = 3) -> list[str]:
     shown: dict[str, str] = {}
     hint_words = {w.lower() for w in _WORD_RE.findall(hint)}
     for text in texts:
-        for position, word in enumerate(_WORD_RE.findall(text)):
+        for position, word in enumerate(_WORD_RE.findall(_CODE_MARKER_RE.sub(" ", text))):
             key = word.lower()
-            if key in STOPWORDS or key in _FILLERS or _HAN_RE.match(word) or (
+            if key in STOPWORDS or key in _FILLERS or key in INDEFINITE_PRONOUNS or _HAN_RE.match(word) or (
                     len(word) < 4 and not word.isupper()):
                 continue
             named = any(c.isupper() for c in word[1:]) or (word[0].isupper() and position > 0)
@@ -174,6 +174,14 @@ def speaker_of(message: dict) -> str:
     return "" if role == "user" else role[:1].upper() + role[1:]
 
 
+def _code_marker(fence: list[str]) -> str:
+    return f"[code{': ' + fence[0] if fence[0] else ''}, {len(fence) - 1} lines]"
+
+
+# the marker `without_code` leaves for a code block: words of the capture's, not the speaker's
+_CODE_MARKER_RE = re.compile(r"\s*\[code(?:: [^\]\n]*)?, \d+ lines\]")
+
+
 def without_code(said: list[str]) -> list[str]:
     """The sentences of a message with each fenced code block replaced by one marker
     (`[code: python, 12 lines]`): pasted code stays verbatim in the session log (and its
@@ -186,7 +194,7 @@ def without_code(said: list[str]) -> list[str]:
             if block is None:
                 block = [sentence[3:].strip()]
                 continue
-            out.append(f"[code{': ' + block[0] if block[0] else ''}, {len(block) - 1} lines]")
+            out.append(_code_marker(block))
             block = None
             continue
         if block is not None:
@@ -194,7 +202,7 @@ def without_code(said: list[str]) -> list[str]:
         else:
             out.append(sentence)
     if block is not None:  # an unclosed fence: the rest of the message is code
-        out.append(f"[code{': ' + block[0] if block[0] else ''}, {len(block) - 1} lines]")
+        out.append(_code_marker(block))
     return out
 
 
@@ -226,7 +234,7 @@ def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> Struc
     terms = salient_terms([i.text for i in own], hint)
     name = ", ".join(terms) if terms else own[0].text[:60]
     main = (buckets["facts"] or own)[:3]
-    description = "; ".join(_short(i.text) for i in main)
+    description = "; ".join(_short(_CODE_MARKER_RE.sub("", i.text)) for i in main)
     return StructuredNote(name=name, description=description[:300], **buckets)
 
 

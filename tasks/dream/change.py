@@ -32,7 +32,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from memflow.tasks.ground.markdown import split_frontmatter
-from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
+from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS, STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 PREPOSITIONS = frozenset("""at on in for with before after during from to into onto by near under over
@@ -194,9 +194,9 @@ def _subject_run(text: str) -> list[Tok]:
     if partitive:  # "Half of the fliok tests time out": the tests are what it is about
         tokens = tokens[partitive:]
     tokens = tokens[_leading_phrase_end(tokens):]
-    if len(tokens) > 2 and tokens[0].surface.lower() in _INDEFINITE and tokens[1].kind == "prep":
+    if len(tokens) > 2 and tokens[0].surface.lower() in INDEFINITE_PRONOUNS and tokens[1].kind == "prep":
         tokens = tokens[2:]  # "Nothing in *bamzaind* reads ...": what the statement is about
-    elif len(tokens) > 2 and tokens[0].surface.lower() in _INDEFINITE:
+    elif len(tokens) > 2 and tokens[0].surface.lower() in INDEFINITE_PRONOUNS:
         # "Nobody (really) owns *vollaith*": the pronoun says who does it, the object what of
         verb = 1 + sum(1 for _ in takewhile(lambda t: t.surface.lower() in _PLAIN_ADVERBS or (
             t.kind == "word" and t.surface.endswith("ly")), tokens[1:]))
@@ -1015,14 +1015,11 @@ _BREAK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]|\*\*[^*]*\*\*:?|(?:^|\s)#{1,6
 # adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
 # verb ("Everyone here uses X", "Nobody still owns X"): a closed class
 _PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
-# indefinite pronouns: closed-class words that start sentences ("Nothing in X reads ...")
-_INDEFINITE = frozenset("nothing nobody noone everything everybody everyone something somebody someone "
-                        "anything anybody anyone".split())
 
 
 def _names(text: str) -> list[Tok]:
     return [t for t in toks(_BREAK_RE.sub(". ", text)) if t.kind == "name"
-            and t.norm not in _QUANTIFIERS and t.norm not in _INDEFINITE]
+            and t.norm not in _QUANTIFIERS and t.norm not in INDEFINITE_PRONOUNS]
 
 
 def context_names(line: str, note: str, statement: str) -> frozenset[str]:

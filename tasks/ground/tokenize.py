@@ -36,6 +36,11 @@ whom why will with would you your yours yourself yourselves s t don
 的 了 和 是 在 我 有 也 就 都 而 及 与 着 或 一个 没有 我们 你们 他们 这 那 之 吗 呢 吧 啊
 """.split())
 
+# indefinite pronouns: closed-class words that open sentences ("Nothing in X reads ...") and
+# name nothing a note or a node is about
+INDEFINITE_PRONOUNS = frozenset("nothing nobody noone everything everybody everyone something somebody "
+                                "someone anything anybody anyone".split())
+
 
 @lru_cache(maxsize=1)
 def _stemmer():
