@@ -503,7 +503,9 @@ def test_a_message_opening_on_a_pronoun_is_about_what_the_speaker_said_before(vo
         noun, other = pick(rng, v, "noun", 2)
         v1, v2 = pick(rng, v, "verb", 2)
         a, b, c = pick(rng, v, "object", 3)
-        pointer = rng.choice(["It", "They", "This", "That", "Those"])
+        # a verb joined to the pronoun ("They'll", "It'd") changes nothing (it named a node after
+        # the verb: "They'll ship it" was a node `Ship`)
+        pointer = rng.choice(["It", "They", "This", "That", "Those", "They'll", "It'll", "They've", "It'd", "They'd"])
         speaker, listener = rng.sample(["user: ", ""], 2)  # a role or no label (a named speaker's are theirs)
         before = f"The {noun} {v1}s {rng.randint(2, 999)} {a}s."
         back = f"{pointer} {rng.choice(['only', 'really', 'never', 'still'])} {v2}s when {b} and {c} share one {other}."

@@ -373,8 +373,8 @@ def pronoun_led(text: str, contracted: bool = False) -> bool:
     verb joined to it counts ("It's ...", "They'll ..."): for naming a node only (a clause cut
     reads "It's" as it always has)."""
     tokens = toks(strip_marker(text))
-    return bool(tokens) and tokens[0].kind == "stop" and (
-        tokens[0].norm in PRONOUNS or (contracted and _bare(tokens[0]) in PRONOUNS))
+    return bool(tokens) and ((tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS)
+                             or (contracted and _bare(tokens[0]) in PRONOUNS))
 
 
 # Past forms of common irregular verbs, and the regular "-ed": a frame in the past tense tells
