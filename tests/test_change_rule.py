@@ -60,7 +60,8 @@ def make_vocab(seed: int) -> tuple[random.Random, dict[str, list[str]]]:
     """A seeded generator and its slots: 400 pseudo-words each (names capitalised), 300 Chinese words."""
     rng = random.Random(seed)
     slots = {slot: vocabulary(rng, 400) for slot in ("noun", "adj", "verb", "object", "qualifier", "unit")}
-    slots["name"] = [w.capitalize() for w in vocabulary(rng, 400)]
+    used = set().union(*slots.values())  # a name that is also a noun of the draw makes another sentence
+    slots["name"] = [w.capitalize() for w in vocabulary(rng, 400) if w not in used]
     slots["han"] = han_vocabulary(rng, 300)
     return rng, slots
 

@@ -80,3 +80,46 @@ def test_qa_accuracy_with_the_loopback_model(model_settings, tmp_path, fake_mode
     summary = run_evaluation(DATA, out, settings, KS, BUDGETS, samples=["t-2"])
     assert summary["qa"] == {"status": "ok", "questions": 1, "accuracy": 1.0,
                              "per_category": {"4 single-hop": 1.0}}
+
+
+
+@pytest.mark.parametrize("seed", [3, 41, 977])
+def test_the_evaluation_packs_a_dated_question_as_the_api_does(settings, tmp_path, seed):
+    """The evaluation scores the context a caller gets: a question naming a month packs the
+    lines of that month first (`recall.asked_window`) in `memflow eval` as in `api.search`, so
+    asked for an older value by its month, that value is the "current" one the context states
+    first."""
+    import calendar
+    import random
+
+    from test_change_rule import vocabulary
+
+    from memflow import api
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 500)
+    thing, measure, unit = (rng.choice(words) for _ in range(3))
+    months = sorted(rng.sample(range(1, 13), 3))
+    values = rng.sample(range(10, 999), 3)
+    conversation = {"speaker_a": "Ana", "speaker_b": "Ben"}
+    for n, (month, value) in enumerate(zip(months, values), start=1):
+        conversation[f"session_{n}_date_time"] = f"10:00 am on 2 {calendar.month_name[month]}, 2025"
+        conversation[f"session_{n}"] = [
+            {"speaker": "Ana", "dia_id": f"D{n}:1", "text": f"The {measure} of {thing} is {value} {unit}."},
+            {"speaker": "Ben", "dia_id": f"D{n}:2", "text": f"The {rng.choice(words)} of {rng.choice(words)} is {rng.randint(10, 999)}."}]
+    asked = rng.randrange(2)  # an older one, by its month
+    question = f"What was the {measure} of {thing} in {calendar.month_name[months[asked]]} 2025?"
+    sample = {"sample_id": f"w-{seed}", "conversation": conversation,
+              "qa": [{"question": question, "answer": str(values[asked]), "evidence": [f"D{asked + 1}:1"],
+                      "category": 4, "previous": [str(v) for v in values if v != values[asked]]}]}
+    data = tmp_path / "dated.json"
+    data.write_text(json.dumps([sample]), encoding="utf-8")
+    out = tmp_path / "ev"
+    run_evaluation(data, out, settings.model_copy(update={"workspace": out}), [1], [300])
+    row = pl.read_parquet(out / "questions.parquet").row(0, named=True)
+    packed = api.search(question, out / "workspaces" / f"w-{seed}", budget_tokens=300).packed
+    text = "\n".join(packed)
+    assert str(values[asked]) in text
+    stated = {v: text.index(f" {v} ") for v in values if f" {v} " in text}
+    assert min(stated, key=stated.get) == values[asked], text  # the caller's context: the asked month first
+    assert row["current_first@300"] == 1.0, text  # and the evaluation scored that context

@@ -5,6 +5,7 @@ raw-turn BM25 baseline computed on the same questions."""
 from __future__ import annotations
 
 import shutil
+from datetime import date
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +33,7 @@ from memflow.tasks.evaluate.metrics import (
 from memflow.tasks.ground.tokens import block_floor, count_tokens, least_tokens, truncate_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
-from memflow.tasks.recall import expand, line_citations, packer, render_compact, search, term_weights
+from memflow.tasks.recall import asked_window, expand, line_citations, packer, render_compact, search, term_weights
 
 
 def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) -> dict:
@@ -146,14 +147,16 @@ class Transcript:
 
 def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
                  cover: Callable[[str], set[str]], neighbours: int = 1,
-                 citations: Callable[[str, int], frozenset] | None = None
+                 citations: Callable[[str, int], frozenset] | None = None,
+                 window: tuple[date, date] | None = None
                  ) -> Callable[[int], tuple[list[set[str]], int]]:
     """`budget -> (coverage of each packed block, tokens)` for one ranked list (the lines of
-    each hit chosen, and each text counted, once for all budgets; `citations` as the API
-    packs with: `recall.line_citations`)."""
+    each hit chosen, and each text counted, once for all budgets; `citations` and `window`, the
+    days the question asks about, as the API packs with: `recall.line_citations`,
+    `recall.asked_window`)."""
     count = lru_cache(maxsize=None)(count_tokens)
-    pack_into = packer(results, weights, count, tokenizer, neighbours, citations=citations, floor=block_floor,
-                       line_floor=least_tokens)
+    pack_into = packer(results, weights, count, tokenizer, neighbours, window, citations=citations,
+                       floor=block_floor, line_floor=least_tokens)
 
     def packed(budget: int) -> tuple[list[set[str]], int, str]:
         blocks = pack_into(budget)
@@ -229,7 +232,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
                         for t, cov in zip(shown, cover)]
             packed = packed_cover(response.results, term_weights(settings, q["question"]),
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
-                                  settings.pack_neighbours, cited)
+                                  settings.pack_neighbours, cited, asked_window(settings, q["question"]))
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None, values))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget
@@ -246,7 +249,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             t_cover = [covered_turns(t, turns, {}, quotes=quotes) for t in t_shown]
             t_packed = packed_cover(t_results, term_weights(transcript.settings, q["question"]),
                                     settings.keyword_tokenizer, lambda b: covered_turns(b, turns, {}, quotes=quotes),
-                                    settings.pack_neighbours, t_cited)
+                                    settings.pack_neighbours, t_cited, asked_window(transcript.settings, q["question"]))
             t_scores = score(t_cover, t_shown, evidence, ks, budgets,
                              lambda i, t: covered_turns(t, turns, {}, quotes=quotes),
                              [{session_of(c) for c in cov} for cov in t_cover],
