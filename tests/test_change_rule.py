@@ -137,6 +137,40 @@ def test_naming_the_old_value_is_a_change(vocab):
                 assert relation(new, f"The {noun} {o1} is {n1} {unit}.") is None, new
 
 
+def test_a_change_with_a_clause_or_a_negated_detail_beside_it_is_still_a_change(vocab):
+    """What `memflow demo` showed a new user: "Correction: our payments team has 8 engineers
+    now, two people joined this week" stood beside "Our payments team has 6 engineers" (a
+    clause of its own after the comma), and "I switched from espresso to green tea in the
+    morning; coffee was ruining my sleep" beside "I always drink a double espresso before my
+    first meeting, no sugar" (the old line's "no" read as a turn of polarity, and the part after
+    the semicolon as more of the first clause). A part after a comma that opens on a subject
+    of its own leaves the change said before it; one that may qualify it ("when ...", an -ing
+    form, a preposition) does not; a negation bearing only on words the other side lacks turns
+    nothing and hides no change; a clause after a semicolon is a statement of its own."""
+    rng, v = vocab
+    for _ in range(150):
+        noun, obj, obj2, unit = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "object"), pick(rng, v, "unit")
+        verb, verb2, adj = pick(rng, v, "verb"), pick(rng, v, "verb"), pick(rng, v, "adj")
+        o1, o2, o3 = pick(rng, v, "object", 3)
+        n1, n2 = rng.sample(range(2, 900), 2)
+        label = rng.choice(["", "Correction: ", "Update: "])
+        old = f"Our {noun} {obj} has {n1} {unit}s"
+        lead = rng.choice([str(rng.randint(2, 9)), "my", "the", "our", pick(rng, v, "name")])
+        new = f"{label}{'our' if label else 'Our'} {noun} {obj} has {n2} {unit}s now, {lead} {obj2}s {verb2}ed this week."
+        assert relation(new, old) == "replaces", (old, new)
+        for qualifier in (f"when the {obj2} is {adj}", f"{verb2}ing on the {obj2}", f"on {adj} {obj2}s",
+                          f"{adj}ly on the {obj2}"):
+            qualified = f"Our {noun} {obj} has {n2} {unit}s, {qualifier}."
+            assert relation(qualified, old) is None, (old, qualified)
+        habit = f"I always {verb} a {adj} {o1} before my first {noun}, no {o3}."
+        switched = f"I switched from {o1} to {o2} in the morning"
+        assert relation(switched, habit) == "replaces", (habit, switched)
+        assert relation(f"I {verb} {o2}, no {o3}.", f"I {verb} {o1} with {o3}.") is None  # another fact
+        assert relation(f"I don't {verb} {o2}.", f"I {verb} {o1}.") is None
+        said = f"{switched}; {pick(rng, v, 'noun')} was {verb2}ing my {obj2}."
+        assert clauses(said) == [switched, said.split("; ")[1].rstrip(".")], clauses(said)
+
+
 def test_other_qualifiers_subjects_and_events_stand_beside(vocab):
     rng, v = vocab
     for _ in range(200):

@@ -586,7 +586,8 @@ def relation(new: str, old: str) -> str | None:
     a, b = _content(_seq(old)), _content(_seq(new))
     if not a or not b:
         return None
-    if negated(new) != negated(old):
+    if negated(new) != negated(old) and not _negation_aside(new if negated(new) else old,
+                                                            _affirmed(a) & _affirmed(b)):
         # the statement turned ("I drink coffee" -> "I do not drink coffee", "... no longer ...",
         # "我不喝咖啡了"): negation words are stopwords, so the words alone would read it as the
         # same statement again. Restated with at most one word more or less, it is a change;
@@ -619,7 +620,29 @@ def relation(new: str, old: str) -> str | None:
     if slot_change(new, old) or named_change(new, old) or _one_measure_changed(a, b) \
             or _named_measure_changed(a, b) or level_changed(new, old) or _han_measure_changed(a, b):
         return "replaces"
-    return None
+    main = _main_clause(new)
+    return "replaces" if main and relation(main, old) == "replaces" else None
+
+
+def _main_clause(text: str) -> str | None:
+    """The statement before its first comma when every part after a comma is a clause of its
+    own, opening on a subject: a determiner or possessive, a number, a pronoun or a name ("Our
+    team has 8 engineers now, *two people* joined this week"); None otherwise. A part opening
+    on anything else may qualify the first ("The query takes 900 ms, when the cache is cold",
+    "..., depending on the load", "..., mostly on cold starts"): then the statement is
+    compared whole."""
+    parts = [p for p in re.split(r",\s+", text.strip()) if p]
+    if len(parts) < 2:
+        return None
+    for part in parts[1:]:
+        tokens = toks(part)
+        if not tokens or len(_content(_seq(part))) < 2:
+            return None
+        first = tokens[0]
+        if not (first.surface.lower() in _DETERMINERS or first.kind in ("num", "name")
+                or first.surface[:1].isupper() or _bare(first) in PRONOUNS):  # (a part alone opens a sentence)
+            return None
+    return parts[0]
 
 
 # the day a statement is said of (deictic time words, a closed class): "today", "yesterday",
@@ -667,18 +690,32 @@ _NO_LONGER_RE = re.compile(r"\b(?:no|any) longer\b|\bany ?more\b", re.IGNORECASE
 _NEGATION_PARTS = frozenset("longer more anymore ever".split())  # "no longer", "not anymore": one negation
 
 
+def _negation_scopes(text: str) -> list[set[str]]:
+    """The words each negation of `text` bears on: the next three content words after it."""
+    tokens = toks(_BRACKETED_RE.sub(" ", text))
+    scopes = []
+    for i, t in enumerate(tokens):
+        if _NEGATION_RE.fullmatch(t.surface.lower()) or t.surface.lower().endswith(("n't", "n’t")):
+            after = [u for u in tokens[i + 1:] if u.kind != "stop" and u.surface.lower() not in _NEGATION_PARTS]
+            scopes.append({u.norm for u in after[:3]})
+    return scopes
+
+
 def _negates_extra(text: str, extra: set[str]) -> bool:
     """Does a negation of `text` bear on a word the other statement does not have ("Keep going
     and *never give* up" against "Keep going", "I won't quit, *no matter* what" against "I won't
     quit")? Then what is denied is not what both say: no turn of polarity. A negation bears on
     the next three content words after it."""
-    tokens = toks(_BRACKETED_RE.sub(" ", text))
-    for i, t in enumerate(tokens):
-        if _NEGATION_RE.fullmatch(t.surface.lower()) or t.surface.lower().endswith(("n't", "n’t")):
-            after = [u for u in tokens[i + 1:] if u.kind != "stop" and u.surface.lower() not in _NEGATION_PARTS][:3]
-            if any(u.norm in extra for u in after):
-                return True
-    return False
+    return any(scope & extra for scope in _negation_scopes(text))
+
+
+def _negation_aside(text: str, shared: set[str]) -> bool:
+    """Does every negation of `text` bear only on words the other statement does not have ("I
+    always drink a double espresso before my first meeting, *no sugar*" against "I switched from
+    espresso to green tea")? Then the two do not differ in polarity on anything both say: the
+    negated detail is one more word of one side, and whatever else shows a change still does."""
+    scopes = _negation_scopes(text)
+    return bool(scopes) and all(scope and not scope & shared for scope in scopes)
 
 
 def _affirmed(tokens: list[Tok]) -> set[str]:
@@ -931,7 +968,9 @@ def clauses(text: str) -> list[str]:
     out = [merged[0].rstrip(" ,.;")]
     for part, joint in zip(merged[1:], before[1:]):
         first = toks(part)[0] if toks(part) else None
-        if first and (first.kind == "word" or first.norm in _AUXILIARIES) and part[:1].islower():  # no subject
+        if _SEMICOLON_RE.fullmatch(joint) and _noun_led(part):
+            pass  # "...; coffee was ruining my sleep": a clause with its own subject and verb
+        elif first and (first.kind == "word" or first.norm in _AUXILIARIES) and part[:1].islower():  # no subject
             if _noun_led(part) or not (lead and pronoun_led(merged[0]) and _plain_head(merged[0])):
                 # only the first part's pronoun, when it alone is the head the part continues,
                 # can be lent: "find peace in it" or "hiking the other day" alone is no fact
@@ -950,6 +989,9 @@ def clauses(text: str) -> list[str]:
                 part = f"{lead.surface} {part}"
         out.append(part.rstrip(" ,.;"))
     return out if len(out) > 1 else [text]
+
+
+_SEMICOLON_RE = re.compile(r"\s*[;；]\s*")  # joins clauses (never noun phrases, as "and" may)
 
 
 # an -ing form by its shape (a vowel before the ending: "swimming", "going"; not "bring", "thing")
