@@ -726,6 +726,8 @@ def generated_life(rng: random.Random, v: dict) -> tuple[list[tuple[date, list[s
     days[2].append(f"I {v1} in {b}.")
     checks.append({"kind": "chain", "query": f"{v1} in", "values": [b, a]})
     checks.append({"kind": "beside", "lines": [f"I {v2} at the {noun}"]})
+    # the line that said both still says a current thing: it is not labelled replaced
+    checks.append({"kind": "unlabelled", "text": f"{v2} at the {noun}"})
     thing, x, y = rng.sample(v["han"], 3)  # Chinese, without a cue word
     days[0].append(f"我的{thing}是{x}。")
     days[2].append(f"我的{thing}是{y}。")
@@ -792,6 +794,12 @@ def check_life(settings, lay, checks: list[dict], every: list[str]) -> None:
         elif check["kind"] == "beside":
             for text in check["lines"]:
                 assert text in facts and not facts[text].history, (text, list(facts))
+        elif check["kind"] == "unlabelled":
+            from memflow.tasks.recall.replaced import is_replaced
+
+            found = [line for hit in search(settings, check["text"], limit=10).results
+                     for line in hit.text.split("\n") if check["text"] in line]
+            assert found and not any(is_replaced(line) for line in found), found
     for text in every:  # every statement is found by default search
         shown = "\n".join(h.text for h in search(settings, text, limit=10).results)
         assert text.rstrip(".") in shown or all(part.rstrip(".") in shown for part in clauses(text)), (text, shown)

@@ -164,3 +164,46 @@ def test_an_index_run_with_nothing_new_compacts_the_delta(settings, lay):
     assert not indexing.has_delta(lay, settings) and keyword.current(folder).main is None
     assert scores(settings, [["qwerty"], ["asdfgh", "words"]]) == before
     assert not run_index(settings).keyword_rebuilt  # one segment: nothing to do
+
+def test_a_line_a_current_fact_still_cites_is_not_labelled_replaced(settings, lay, tmp_path):
+    """A daily line stating two facts, one of them replaced: while a current fact cites the
+    line too, neither it nor the turn it cites is labelled replaced (the other fact is still
+    said there); a node written or removed later changes that, indexed by name as a reindex
+    would (the index by name must see that the node reaches another file's labels)."""
+    from memflow import api
+
+    api.capture([{"role": "user", "timestamp": "2026-06-01T09:00:00Z",
+                  "content": "I live in Berlin and teach at the conservatory."}], "s1", lay.root)
+    daily = next((lay.root / "daily/2026-06-01").glob("*.md")).relative_to(lay.root).as_posix()
+    line = next(n for n, t in enumerate((lay.root / daily).read_text().splitlines(), 1) if "s1.jsonl#L1" in t)
+    (lay.root / "digest/wiki").mkdir(parents=True, exist_ok=True)
+    (lay.root / "digest/wiki/home.md").write_text(
+        "# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
+        f"  - until 2026-06-09: I live in Berlin. [[{daily}#L{line}]]\n", encoding="utf-8")
+    run_index(settings)
+
+    def labelled() -> dict[str, list]:
+        index = keyword.current(indexing.keyword_dir(lay, settings))
+        rows = [r for n, r in enumerate(index.docs.to_pylist()) if index.alive is None or index.alive[n]]
+        return {r["id"]: r["superseded_lines"] for r in rows if r["path"] in (daily, "session/dialog/s1.jsonl")}
+
+    def oracle() -> dict[str, list]:
+        other = load_settings(tmp_path / f"oracle-{len(list(tmp_path.iterdir()))}")
+        init_workspace(layout(other))
+        for folder in ("daily", "digest", "session"):
+            shutil.copytree(lay.root / folder, other.workspace / folder, dirs_exist_ok=True)
+        indexing.run_reindex(other)
+        index = keyword.current(indexing.keyword_dir(layout(other), other))
+        return {r["id"]: r["superseded_lines"] for r in index.docs.to_pylist()
+                if r["path"] in (daily, "session/dialog/s1.jsonl")}
+
+    assert any(lines for lines in labelled().values())  # only the replaced fact cites it: labelled
+    work = lay.root / "digest/wiki/work.md"
+    work.write_text(f"# Work\n\n- 2026-06-01: I teach at the conservatory. [[{daily}#L{line}]]\n", encoding="utf-8")
+    index_paths(settings, ["digest/wiki/work.md"])
+    assert not any(lines for lines in labelled().values()) and labelled() == oracle()
+    hits = api.search("teach conservatory", lay.root, limit=5).results
+    assert not any("(replaced" in h.text for h in hits if "conservatory" in h.text)
+    work.unlink()
+    index_paths(settings, ["digest/wiki/work.md"])
+    assert any(lines for lines in labelled().values()) and labelled() == oracle()

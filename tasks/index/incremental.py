@@ -294,7 +294,7 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
     """Publish the snapshot with `changed` replaced by their new `rows` (files, chunks, links)
     as a delta segment when it may be one (no embedding model, no superseded links reaching
     other files, within the delta limit); False (nothing published) otherwise."""
-    if settings.embedding_model or _reaches_other_files(current, changed, rows[2]):
+    if settings.embedding_model or _reaches_other_files(lay, current, changed, rows[2]):
         return False
     docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
     main = current.main or current
@@ -308,17 +308,29 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
     return True
 
 
-def _reaches_other_files(current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> bool:
+def _reaches_other_files(lay: Layout, current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> bool:
     """A change to these files may alter superseded lines of rows outside them: a file with
-    superseded links before or after (a digest's history lines mark daily lines), or a file
-    such a link marks (its marked lines' session turns are marked with them)."""
+    superseded links before or after (a digest's history lines mark daily lines), a file such
+    a link marks (its marked lines' session turns are marked with them), or a digest file
+    citing, before or after, a daily file such links mark (a line a current fact cites is not
+    replaced)."""
     if current.links is None:
         return True
     if "superseded" in links.column("kind").to_pylist():
         return True
     old = rowmaps.take_rows(current.links, np.concatenate([rowmaps.live_rows(current, "links", "source", changed),
                                                            rowmaps.live_rows(current, "links", "target", changed)]))
-    return "superseded" in old.column("kind").to_pylist()
+    if "superseded" in old.column("kind").to_pylist():
+        return True
+    # a fact citing a line that another node's history marks keeps that line current
+    pairs = [pair for table in (links, old) for pair in zip(table.column("source").to_pylist(),
+                                                            table.column("target").to_pylist())]
+    cited = sorted({target for source, target in pairs if source.startswith(f"{lay.digest}/")
+                    and target.startswith(f"{lay.daily}/")})
+    if not cited:
+        return False
+    marks = rowmaps.take_rows(current.links, rowmaps.live_rows(current, "links", "target", cited))
+    return "superseded" in marks.column("kind").to_pylist()
 
 
 def _links_into(current: keyword.KeywordIndex, changed: list[str], links: pa.Table,
@@ -341,8 +353,8 @@ def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[s
     into = _links_into(current, changed, links, changed)
     sources = sorted(set(into.column("source").to_pylist()))
     marks = _links_into(current, changed, links, sources)
-    marks = marks.filter(pc.equal(marks.column("kind"), "superseded"))
-    cited = sorted(set(marks.column("source").to_pylist()))
+    marks = marks.filter(pc.starts_with(marks.column("source"), f"{lay.digest}/"))  # history and current facts
+    cited = sorted(set(marks.filter(pc.equal(marks.column("kind"), "superseded")).column("source").to_pylist()))
     base = current.docs.select(["path", "start_line", "end_line", "text"])
     base = rowmaps.take_rows(base, rowmaps.live_rows(current, "docs", "path", cited))
     both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])

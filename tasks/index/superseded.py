@@ -31,7 +31,7 @@ def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
     which piece of the line (0: the whole line; a long message's pieces are numbered from 1, and
     a line is listed once per replaced piece). `links` is the link graph (source, line, target,
     anchor, kind); `daily`, `digest` and `session` are the layer folders."""
-    replaced, said = _replaced(docs, links, daily, digest, session)
+    replaced, said, still_said = _replaced(docs, links, daily, digest, session)
     numbers, days, parts = [], [], []
     columns = (docs.column(c).to_pylist() for c in ("path", "start_line", "end_line"))
     for row, (path, start, end) in enumerate(zip(*columns)):
@@ -39,7 +39,7 @@ def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
         pieces = _said_pieces(docs.column("text")[row].as_py(), end, said[path]) if held and path in said else {}
         row_numbers, row_days, row_parts = [], [], []
         for n, day in held:
-            for part in sorted(pieces.get(n, {0})):
+            for part in sorted(pieces.get(n, set() if (path, n) in still_said else {0})):
                 row_numbers.append(n)
                 row_days.append(day)
                 row_parts.append(part)
@@ -74,21 +74,29 @@ def _said_pieces(text: str, end_line: int, said: dict[int, set[str]]) -> dict[in
 _WORD_RE = re.compile(r"\w+")
 
 
-def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str,
-              session: str) -> tuple[dict[str, dict[int, date]], dict[str, dict[int, set[str]]]]:
-    """path -> line -> the earliest day a fact on it was replaced, and for the session-log
-    lines among them, path -> line -> the statements replaced (the history lines' texts). Only
+def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str, session: str
+              ) -> tuple[dict[str, dict[int, date]], dict[str, dict[int, set[str]]], set[tuple[str, int]]]:
+    """path -> line -> the earliest day a fact on it was replaced; for the session-log lines
+    among them, path -> line -> the statements replaced (the history lines' texts); and the
+    (path, line) of those that still say a current fact, which only a piece's label may mark. Only
     the links and digest chunks that can say so are read into Python (the snapshot build's peak
     memory)."""
     replaced: dict[str, dict[int, date]] = {}
     said: dict[tuple[str, int], set[str]] = {}
     turns_said: dict[str, dict[int, set[str]]] = {}
     source, target = links.column("source"), links.column("target")
-    history = links.filter(pc.and_(pc.equal(links.column("kind"), "superseded"),
-                                   pc.and_(pc.starts_with(source, f"{digest}/"),
-                                           pc.starts_with(target, f"{daily}/"))))
+    into_daily = pc.and_(pc.starts_with(source, f"{digest}/"), pc.starts_with(target, f"{daily}/"))
+    superseded = pc.equal(links.column("kind"), "superseded")
+    history = links.filter(pc.and_(superseded, into_daily))
     if not history.num_rows:
-        return replaced, turns_said
+        return replaced, turns_said, set()
+    # a line a current fact cites too still says that fact ("I live in Porto and teach at the
+    # conservatory", after a move): it is not labelled replaced as a whole, nor the turns it
+    # cites (a long message's piece saying the replaced statement still is)
+    current = links.filter(pc.and_(pc.invert(superseded), pc.and_(
+        into_daily, pc.is_in(target, value_set=pc.unique(history.column("target"))))))
+    still_said = {(path, n) for path, anchor in _rows(current, ("target", "anchor"))
+                  for first, last in parse_anchor(anchor or "") for n in range(first, last + 1)}
     cited = docs.filter(pc.is_in(docs.column("path"), value_set=pc.unique(history.column("source"))))
     lines_of = _digest_lines(cited, digest)
     for source_path, line, target_path, anchor in _rows(history, ("source", "line", "target", "anchor")):
@@ -109,7 +117,9 @@ def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str,
                     turns[n] = min(replaced[source_path][line], turns.get(n, date.max))
                     turns_said.setdefault(target_path, {}).setdefault(n, set()).update(
                         said.get((source_path, line), ()))
-    return replaced, turns_said
+                    if (source_path, line) in still_said:
+                        still_said.add((target_path, n))
+    return replaced, turns_said, still_said
 
 
 def _rows(table: pa.Table, columns: tuple[str, ...]) -> list[tuple]:
