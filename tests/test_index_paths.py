@@ -111,13 +111,12 @@ def test_index_paths_drops_a_deleted_file_and_finds_a_new_one(settings, lay):
     assert index_paths(settings, ["daily/2026-01-01/new.md"]).unchanged == 1  # nothing to do
 
 
-def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_path):
-    """A session log whose turn a digest-replaced daily line cites: after the log grows (a
-    delta), its rows carry the same superseded lines and days as a reindex's."""
+def berlin_replaced(settings, lay, said: str) -> tuple[str, int]:
+    """`said` captured on 2026-06-01, its daily line marked replaced by a node's history line
+    ("I live in Berlin" until 2026-06-09), indexed: (the daily note, the line)."""
     from memflow import api
 
-    api.capture([{"role": "user", "timestamp": "2026-06-01T09:00:00Z",
-                  "content": "I live in Berlin with my two cats."}], "s1", lay.root)
+    api.capture([{"role": "user", "timestamp": "2026-06-01T09:00:00Z", "content": said}], "s1", lay.root)
     daily = next((lay.root / "daily/2026-06-01").glob("*.md")).relative_to(lay.root).as_posix()
     line = next(n for n, t in enumerate((lay.root / daily).read_text().splitlines(), 1) if "s1.jsonl#L1" in t)
     (lay.root / "digest/wiki").mkdir(parents=True, exist_ok=True)
@@ -125,6 +124,13 @@ def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_
         "# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
         f"  - until 2026-06-09: I live in Berlin. [[{daily}#L{line}]]\n", encoding="utf-8")
     run_index(settings)
+    return daily, line
+
+
+def test_a_delta_keeps_the_superseded_turns_of_a_session_log(settings, lay, tmp_path):
+    """A session log whose turn a digest-replaced daily line cites: after the log grows (a
+    delta), its rows carry the same superseded lines and days as a reindex's."""
+    berlin_replaced(settings, lay, "I live in Berlin with my two cats.")
     log = lay.root / "session/dialog/s1.jsonl"
     log.write_text(log.read_text() + '{"role": "assistant", "timestamp": "2026-06-01T09:01:00Z", '
                    '"content": "Noted, Berlin and two cats."}\n', encoding="utf-8")
@@ -172,15 +178,7 @@ def test_a_line_a_current_fact_still_cites_is_not_labelled_replaced(settings, la
     would (the index by name must see that the node reaches another file's labels)."""
     from memflow import api
 
-    api.capture([{"role": "user", "timestamp": "2026-06-01T09:00:00Z",
-                  "content": "I live in Berlin and teach at the conservatory."}], "s1", lay.root)
-    daily = next((lay.root / "daily/2026-06-01").glob("*.md")).relative_to(lay.root).as_posix()
-    line = next(n for n, t in enumerate((lay.root / daily).read_text().splitlines(), 1) if "s1.jsonl#L1" in t)
-    (lay.root / "digest/wiki").mkdir(parents=True, exist_ok=True)
-    (lay.root / "digest/wiki/home.md").write_text(
-        "# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
-        f"  - until 2026-06-09: I live in Berlin. [[{daily}#L{line}]]\n", encoding="utf-8")
-    run_index(settings)
+    daily, line = berlin_replaced(settings, lay, "I live in Berlin and teach at the conservatory.")
 
     def labelled() -> dict[str, list]:
         index = keyword.current(indexing.keyword_dir(lay, settings))
