@@ -225,3 +225,41 @@ def test_no_block_is_only_a_reply_said_again_and_again(tmp_path, seed):
         for block in api.search(query, ws, budget_tokens=300).packed:
             lines = [line for line in block.split("\n")[1:] if line != "…"]
             assert not all(line.split(": ", 1)[-1] in acks for line in lines), (query, block)
+
+
+@pytest.mark.parametrize("seed", [int(s) for s in __import__("os").environ.get("MEMFLOW_SEEDS", "13,58,404").split(",")])
+def test_a_node_ranked_for_the_asked_days_shows_its_facts_of_those_days(settings, lay, seed):
+    """A question naming a month ranks a digest node up for its facts of that month; packed,
+    the node shows those facts, not its facts of other months that match the question's words
+    too (at a tight budget one of those fitted where the asked month's fact did not, and took
+    the place of the next hit's line of that month). A node with no matching fact of the month
+    shows what matches."""
+    import calendar
+    import random
+
+    from test_change_rule import vocabulary
+
+    from memflow.tasks.index import run_index
+
+    rng = random.Random(seed)
+    words = vocabulary(rng, 500)
+    for n in range(6):
+        noun, verb = rng.choice(words), rng.choice(words)
+        months = rng.sample(range(1, 13), 4)
+        facts = [f"- 2025-{m:02d}-1{k}: The {noun} {verb}s the {rng.choice(words)} "
+                 + " ".join(rng.choice(words) for _ in range(rng.randint(2, 12)))
+                 + f". [[daily/2025-{m:02d}-1{k}/n{n}.md#L{k + 3}]]" for k, m in enumerate(months)]
+        node = lay.root / f"digest/wiki/node-{n}.md"
+        node.parent.mkdir(parents=True, exist_ok=True)
+        node.write_text(f"# {noun.capitalize()}\n\n" + "\n".join(facts) + "\n", encoding="utf-8")
+        run_index(settings)
+        asked = months[rng.randrange(4)]
+        question = f"What does the {noun} {verb} in {calendar.month_name[asked]} 2025?"
+        packed = [line for block in api.search(question, settings, budget_tokens=rng.choice([150, 400, 1000])).packed
+                  if block.startswith(f"[digest/wiki/node-{n}.md") for line in block.split("\n")[1:]]
+        shown = [line for line in packed if line.startswith("- 2025-")]
+        assert shown and all(line.startswith(f"- 2025-{asked:02d}-") for line in shown), (question, packed)
+        outside = f"What does the {noun} {verb} in {calendar.month_name[({*range(1, 13)} - {*months}).pop()]} 2025?"
+        packed = [line for block in api.search(outside, settings, budget_tokens=1000).packed
+                  if block.startswith(f"[digest/wiki/node-{n}.md") for line in block.split("\n")[1:]]
+        assert any(line.startswith("- 2025-") for line in packed), (outside, packed)

@@ -131,6 +131,19 @@ def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: s
     return [i for i, line in enumerate(lines) if line[0] is not None][:2]
 
 
+def in_window(text: str, scores: list[float], window: tuple[date, date]) -> list[float]:
+    """`scores` of a hit's lines with the digest facts dated outside the asked `window` at 0
+    when a fact dated inside it matches: a chunk ranked for the days a question names shows its
+    facts of those days (it was ranked for them), not another fact of it that fits a tight
+    budget better."""
+    lines = text.split("\n")
+    dated = [line_date(line) if FACT_DATE_RE.match(line) else None for line in lines]
+    inside = [day is not None and window[0] <= day <= window[1] for day in dated]
+    if not any(score > 0 and held for score, held in zip(scores, inside)):
+        return scores
+    return [0.0 if day is not None and not held else score for score, day, held in zip(scores, dated, inside)]
+
+
 def context_of(text: str, i: int, neighbours: int) -> list[int]:
     """The lines shown beside line `i` of a hit: up to `neighbours` either side (the answer to
     a question is often the next turn), but a dated fact line (a digest node's `- DATE: ...`)
@@ -338,7 +351,8 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     @lru_cache(maxsize=None)
     def scores_of(i: int) -> list[float]:
-        return line_scores(results[i], weights, tokenizer)
+        scores = line_scores(results[i], weights, tokenizer)
+        return scores if window is None else in_window(results[i].text, scores, window)
 
     @lru_cache(maxsize=None)
     def units_of(i: int) -> Units:
