@@ -32,11 +32,14 @@ def test_the_turns_a_digest_chunk_restates_rank_above_it(settings, lay, seed):
     run_dream(settings, start + timedelta(days=3))
     cited = line_citations(settings)
     compared = raised = 0
-    for text in said:
-        words = text.rstrip(".").split()
-        question = " ".join([words[3], words[5], words[7]])  # thing, place, name
+    # each statement's thing, place and name; and two statements' things and places at once
+    # (a digest chunk holding both facts ranks with them, whichever turn holds each)
+    asked = [(" ".join(w[3:8:2]), w[3]) for w in (t.rstrip(".").split() for t in said)]
+    asked += [(" ".join([*a[3:6:2], *b[3:6:2]]), a[3]) for a, b in
+              (tuple(t.rstrip(".").split() for t in pair) for pair in zip(said, said[1:]))]
+    for question, thing in asked:
         results = search(settings, question, limit=10, explain=True).results
-        turns = [n for n, r in enumerate(results) if r.path.startswith("session/") and words[3] in r.text]
+        turns = [n for n, r in enumerate(results) if r.path.startswith("session/") and thing in r.text]
         assert turns, (question, [r.path for r in results])  # the turn is found
         for n, r in enumerate(results):
             if not r.path.startswith("digest/"):

@@ -44,17 +44,17 @@ def technical(rng, v, day: date, sid: str, statements: list[str]) -> list[dict]:
     config), each answered by a long assistant reply in Markdown with code that states no value."""
     out = []
     for n, said in enumerate(statements):
-        log = "\n".join(f"{day.isoformat()} 10:{i:02d}:07 WARN {pick(rng, v, 'object')}.{pick(rng, v, 'verb')} "
+        log = "\n".join(f"{day.isoformat()} 10:{i:02d}:07 WARN {pick(rng, v, 'filler')}.{pick(rng, v, 'filler')} "
                         f"retry={i} took={rng.randint(10, 900)}ms" for i in range(8))
-        conf = "\n".join(f"  {pick(rng, v, 'object')}: {rng.randint(1, 99)}" for _ in range(5))
-        user = (f"Seeing this on the {pick(rng, v, 'noun')} box:\n\n```\n{log}\n```\n\n{said}\n\n"
-                f"The config:\n\n```yaml\n{pick(rng, v, 'noun')}:\n{conf}\n```")
-        code = "\n".join(f"{pick(rng, v, 'object')}_{i} = load({pick(rng, v, 'object')!r}, limit={i})"
+        conf = "\n".join(f"  {pick(rng, v, 'filler')}: {rng.randint(1, 99)}" for _ in range(5))
+        user = (f"Seeing this on the {pick(rng, v, 'filler')} box:\n\n```\n{log}\n```\n\n{said}\n\n"
+                f"The config:\n\n```yaml\n{pick(rng, v, 'filler')}:\n{conf}\n```")
+        code = "\n".join(f"{pick(rng, v, 'filler')}_{i} = load({pick(rng, v, 'filler')!r}, limit={i})"
                          for i in range(10))
-        prose = " ".join(f"The {pick(rng, v, 'object')} {pick(rng, v, 'noun')} {pick(rng, v, 'verb')}s before "
-                         f"the {pick(rng, v, 'object')} step." for _ in range(6))
-        reply = (f"## What to check\n\n1. Compare the {pick(rng, v, 'object')} and {pick(rng, v, 'object')} "
-                 f"counters.\n2. Re-run the {pick(rng, v, 'noun')} job with tracing on.\n\n```python\n{code}\n```\n\n"
+        prose = " ".join(f"The {pick(rng, v, 'filler')} {pick(rng, v, 'filler')} {pick(rng, v, 'filler')}s before "
+                         f"the {pick(rng, v, 'filler')} step." for _ in range(6))
+        reply = (f"## What to check\n\n1. Compare the {pick(rng, v, 'filler')} and {pick(rng, v, 'filler')} "
+                 f"counters.\n2. Re-run the {pick(rng, v, 'filler')} job with tracing on.\n\n```python\n{code}\n```\n\n"
                  f"{prose}")
         out += [{"id": f"{sid}-u{n}", "role": "user", "timestamp": f"{day.isoformat()}T10:{2 * n:02d}:00Z",
                  "content": user},
