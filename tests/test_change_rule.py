@@ -942,6 +942,27 @@ def test_projects_keep_their_own_values_through_dreams(settings, lay, vocab):
         assert value in shown, (value, shown)
 
 
+def test_a_day_or_month_names_no_node(vocab):
+    """"We deploy on Tuesdays and Thursdays" (`memflow demo`) made a node `Tuesdays`: a day or
+    month name, or its plural, says when, not what the statement is about; a name beside it
+    still names the node."""
+    import calendar
+
+    from memflow.tasks.dream.facts import subject_of
+
+    rng, v = vocab
+    times = [*calendar.day_name, *calendar.month_name[1:]]
+    for _ in range(60):
+        verb, obj = pick(rng, v, "verb"), pick(rng, v, "object")
+        first, second = rng.sample(times, 2)
+        plural = rng.choice(["s", ""])
+        said = f"{rng.choice(['we', 'We', 'I'])} {verb} the {obj} on {first}{plural} and {second}{plural}"
+        assert not any(t.lower() in subject_of(said).key for t in (first, second)), (said, subject_of(said))
+        name = pick(rng, v, "name")
+        named = f"We {verb} {name} on {first}{plural}"
+        assert subject_of(named).key == f"topic:{name.lower()}", (named, subject_of(named))
+
+
 def test_a_leading_phrase_or_indefinite_pronoun_does_not_name_the_node(vocab):
     """"After the last X the Y Z stopped ...": the node is the Y Z; "Nothing in X reads ...": X;
     "The Y for X is rebuilt ...": which Y (Y for X); "Since the X, the Y ...": Y; "We run it on 6

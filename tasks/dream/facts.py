@@ -245,6 +245,12 @@ Sunday January February March April May June July August September October Novem
 Correction Update Note Today Tomorrow Yesterday""".split())
 
 
+def _named(word: str) -> bool:
+    """Can `word` (capitalised) name what a statement is about? Not a function word or a day
+    or month name, nor its plural ("on Tuesdays and Thursdays" names a time, not a thing)."""
+    return word not in _NOT_NAMES and not (word.endswith("s") and word[:-1] in _NOT_NAMES)
+
+
 def slug(text: str) -> str:
     return re.sub(rf"[^a-z0-9{_HAN}]+", "-", text.lower()).strip("-")
 
@@ -333,9 +339,9 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         name = f"{person[:1].upper()}{person[1:]} – {facet}"
         return Subject(f"person:{slug(person)}:{slug(facet)}", name, "personal")
     label = subject_phrase(text)
-    if label and label.split()[0] not in _NOT_NAMES:  # what the sentence is about, in its words
+    if label and _named(label.split()[0]):  # what the sentence is about, in its words
         return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
-    proper = [m for m in _PROPER_RE.findall(text) if m.split()[0] not in _NOT_NAMES]
+    proper = [m for m in _PROPER_RE.findall(text) if _named(m.split()[0])]
     if proper:
         # keyed as a subject named in the sentence's subject is ("We raised the Redis cache TTL
         # ..." goes to the node of "The Redis cache TTL is ...", not to a second "Redis")
