@@ -639,8 +639,9 @@ def _main_clause(text: str) -> str | None:
         if not tokens or len(_content(_seq(part))) < 2:
             return None
         first = tokens[0]
-        if not (first.surface.lower() in _DETERMINERS or first.kind in ("num", "name")
-                or first.surface[:1].isupper() or _bare(first) in PRONOUNS):  # (a part alone opens a sentence)
+        # a part read alone opens a sentence: a name there is any capitalised word
+        if not (first.surface.lower() in _DETERMINERS or first.kind == "num" or first.surface[:1].isupper()
+                or _bare(first) in PRONOUNS):
             return None
     return parts[0]
 

@@ -22,6 +22,7 @@ from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, line_da
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.recall.factkeys import out_links, row_spans
+from memflow.tasks.recall.timeline import within
 from memflow.tasks.stores import keyword
 
 Cited = tuple[tuple[frozenset[str], date | None, frozenset[tuple[str, int]]], ...]
@@ -44,16 +45,12 @@ def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: in
     key = (row["path"], row["start_line"], row["end_line"], tokenizer)
     if key not in memo:
         memo[key] = _cited_facts(index, lay, index.rows([number])[0], tokenizer)
-    chunk_dated = _inside(row.get("date"), window) if window else False
+    chunk_dated = within(row.get("date"), window) if window else False
     places: set[tuple[str, int]] = set()
     for words, day, cited in memo[key]:
-        if words & terms and (not chunk_dated or _inside(day, window)):
+        if words & terms and (not chunk_dated or within(day, window)):
             places.update(cited)
     return places
-
-
-def _inside(day: date | None, window: tuple[date, date]) -> bool:
-    return day is not None and window[0] <= day <= window[1]
 
 
 def _cited_facts(index: keyword.KeywordIndex, lay: Layout, row: dict, tokenizer: str) -> Cited:

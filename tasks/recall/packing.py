@@ -31,6 +31,7 @@ from memflow.tasks.ground.markdown import (
     FACT_DATE_RE,
     HISTORY_DATE_RE,
     RELATED,
+    iso_date,
     line_date,
     line_text,
     parse_anchor,
@@ -42,7 +43,7 @@ from memflow.tasks.ground.transcript import is_code, line_places, piece_of, spok
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
-from memflow.tasks.recall.timeline import newest_first, newest_lines
+from memflow.tasks.recall.timeline import newest_first, newest_lines, within
 
 GAP = "…"
 KEEP = 0.3
@@ -136,9 +137,8 @@ def in_window(text: str, scores: list[float], window: tuple[date, date]) -> list
     when a fact dated inside it matches: a chunk ranked for the days a question names shows its
     facts of those days (it was ranked for them), not another fact of it that fits a tight
     budget better."""
-    lines = text.split("\n")
-    dated = [line_date(line) if FACT_DATE_RE.match(line) else None for line in lines]
-    inside = [day is not None and window[0] <= day <= window[1] for day in dated]
+    dated = [iso_date(fact.group(1)) if (fact := FACT_DATE_RE.match(line)) else None for line in _split(text)]
+    inside = [within(day, window) for day in dated]
     if not any(score > 0 and held for score, held in zip(scores, inside)):
         return scores
     return [0.0 if day is not None and not held else score for score, day, held in zip(scores, dated, inside)]

@@ -421,11 +421,16 @@ def same_subject_pairs(lines: list[str], asked: frozenset[str], tokenizer: str) 
     return sorted(pairs)
 
 
+def within(day: date | None, window: tuple[date, date]) -> bool:
+    """Is `day` one of the days a question asks about (`window`, inclusive)?"""
+    return day is not None and window[0] <= day <= window[1]
+
+
 def _when(day: date, window: tuple[date, date] | None, current: bool = True) -> tuple:
     """A line's time key: inside the asked window first, then current before replaced or
     history lines whatever their dates (a replaced value is never "newer" than a current one),
     then the date."""
-    return (window is None or window[0] <= day <= window[1]), current, day
+    return (window is None or within(day, window)), current, day
 
 
 def newest_order(items: list[list[tuple[tuple, frozenset[str], str]]], question: frozenset[str],
