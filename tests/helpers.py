@@ -140,13 +140,16 @@ def digest_failures(ws: Path) -> list[str]:
 
 _HEADER_RE = re.compile(r"^\[(?P<path>.+?):L(?P<first>\d+)-L(?P<last>\d+)\]")
 _LABEL_RE = re.compile(r"\(replaced \d{4}-\d{2}-\d{2}\) ")
+_HISTORY_RE = re.compile(r"^\s+- until \d{4}-\d{2}-\d{2}: ")
 
 
 def misplaced_packed_lines(ws: Path, blocks: list[str]) -> list[str]:
-    """Packed lines of Markdown notes that are not, in order, lines of their file between the
-    block's L-numbers (links written out, replaced labels taken off): each names the line and
-    where it claimed to be. A note line shown a line off, or under a fact it does not belong to,
-    is a wrong memory as much as a wrong value."""
+    """Packed lines of Markdown notes that are not lines of their file between the block's
+    L-numbers (links written out, replaced labels taken off), a history line (`  - until ...`)
+    kept right under the line it follows in the file: each names the line and where it claimed
+    to be. A note line shown a line off, or under a fact it does not belong to, is a wrong
+    memory as much as a wrong value. A block may show its lines newest first (`packing`), so
+    the order of its facts is not checked, only that each is one of its file's, once."""
     from memflow.tasks.recall import expand
 
     out = []
@@ -157,15 +160,20 @@ def misplaced_packed_lines(ws: Path, blocks: list[str]) -> list[str]:
             continue
         file_lines = (ws / header["path"]).read_text(encoding="utf-8").split("\n")
         first, last = int(header["first"]), int(header["last"])
-        at = first - 1
+        free = set(range(first - 1, last))  # the block's file lines not yet shown
+        at = None  # where the line before it was found
         for line in lines[1:]:
             if line == "…":
+                at = None
                 continue
             shown = _LABEL_RE.sub("", line, count=1)
-            while at < last and file_lines[at] != shown:
-                at += 1
-            if at >= last:
+            if _HISTORY_RE.match(shown) and at is not None:
+                places = [at + 1] if at + 1 in free and file_lines[at + 1] == shown else []
+            else:
+                places = [n for n in sorted(free) if file_lines[n] == shown]
+            if not places:
                 out.append(f"{header['path']}:L{first}-L{last}: {line!r}")
                 break
-            at += 1
+            at = places[0]
+            free.discard(at)
     return out

@@ -331,6 +331,10 @@ def generated_conversation(rng) -> list[dict]:
         else:
             text = " ".join(word() for _ in range(rng.randint(3, 12))).capitalize() + "."
             conversation.append({"role": "user" if n % 2 == 0 else "assistant", "content": text})
+    said = [m["content"] for m in conversation]
+    if not any(said.count(reply) > 1 for reply in replies):  # (a draw may repeat none: make it)
+        for n in rng.sample(range(1, len(conversation), 2), 2):
+            conversation[n] = {"role": "assistant", "content": replies[0]}
     return conversation
 
 
