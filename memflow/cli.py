@@ -160,6 +160,20 @@ def _parser() -> argparse.ArgumentParser:
     tc.add_argument("--sessions", type=int, default=14, help="sessions per conversation (default 14)")
     tc.add_argument("--projects", type=int, default=6, help="projects per conversation (default 6)")
     tc.set_defaults(samples=None, runner=None, workers=2, address="")
+    mr = ev.add_parser("memright", help="memory-right: is the current value of a changed fact what "
+                       "search gives first (memflow beside two raw-message BM25 baselines)")
+    mr.add_argument("data", help="a folder of scenario folders (sessions/*.json, questions.json), "
+                    "or one scenario folder")
+    mr.add_argument("--out", required=True,
+                    help="folder for questions.parquet, summary.json and each scenario's workspace")
+    mr.add_argument("--budgets", default="200,500,1000",
+                    help="token budgets (cl100k) of each context (default 200,500,1000)")
+    mr.add_argument("--dream", action="store_true",
+                    help="dream each scenario until no backlog (then index) before searching")
+    mr.add_argument("--set", nargs="*", default=[], metavar="K=V",
+                    help="setting overrides for experiments, e.g. keyword_weight=0.5")
+    mr.add_argument("--scenarios", help="comma-separated scenario folder names (default: all)")
+    mr.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     s = sub.add_parser("fleet", help="one job over every workspace under ROOT (local processes; with "
                        "--prefect or PREFECT_API_URL a Prefect flow)")
     s.add_argument("fleet_command", choices=["index", "dream", "resources"])

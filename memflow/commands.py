@@ -348,6 +348,8 @@ def _ints(text: str) -> list[int]:
 def cmd_eval(args: argparse.Namespace) -> int:
     from memflow.tasks.ground.fileops import parse_assignments
 
+    if args.eval_command == "memright":
+        return _eval_memright(args)
     overrides = parse_assignments(args.set)
     settings = api.settings_for(Path(args.out), **overrides)
     if args.eval_command == "techchat":
@@ -377,6 +379,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if part["settings"]:
             print(" ".join(f"{k}={v}" for k, v in part["settings"].items()))
         print_eval({**part["summary"], "run": summary["run"]}, args.out)
+    return 0
+
+
+def _eval_memright(args: argparse.Namespace) -> int:
+    """`eval memright`: every scenario scored in this process, then the table (or --json)."""
+    from memflow.progress import progress
+    from memflow.tasks.evaluate import memright_questions, memright_report, run_memright
+    from memflow.tasks.ground.fileops import parse_assignments
+
+    overrides = parse_assignments(args.set)
+    settings = api.settings_for(Path(args.out), **overrides)
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()] if args.scenarios else None
+    data = Path(args.data)
+    with progress("eval memright", memright_questions(data, scenarios), "question") as bar:
+        summary = run_memright(data, Path(args.out), settings, _ints(args.budgets), args.dream,
+                               scenarios, overrides, bar.update)
+    if args.json:
+        dump_json(summary)
+    else:
+        print("\n".join(memright_report(summary, args.out)))
     return 0
 
 

@@ -88,6 +88,9 @@ class Settings(BaseModel):
     # Lines kept either side of a matching line (the answer to a question is the next turn):
     # with sessions searched, 1: 0.543/0.714/0.807/0.856 (before dedup), 2: 0.617/0.768/0.865/0.914.
     pack_neighbours: int = Field(default=2, ge=0, le=10)
+    # A packed context opens with the lines that answer the question, newest first
+    # (`recall.answers`), in at most this many tokens (all of a smaller budget); 0: off.
+    pack_answers_tokens: int = Field(default=250, ge=0)
     # A question naming a time ("yesterday", "last week", "in May", "昨天"), resolved in the
     # workspace timezone: chunks dated inside score (1 + time_weight) times higher (0: off).
     time_weight: float = Field(default=1.0, ge=0.0, le=10.0)

@@ -15,6 +15,7 @@ from memflow.tasks.recall.hybrid import (
     attach_links,
     line_citations,
     search,
+    term_idf,
     term_weights,
 )
 from memflow.tasks.recall.packing import expand, hit_packer, pack, packer
@@ -28,4 +29,4 @@ from memflow.tasks.recall.presenting import (
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
            "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer",
-           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations"]
+           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations", "term_idf"]

@@ -223,6 +223,18 @@ def term_weights(settings: Settings, query: str) -> dict[str, float]:
     return keyword.idf(index, search_tokens(index, query, settings.keyword_tokenizer))
 
 
+def term_idf(settings: Settings) -> Callable[[str], float]:
+    """A term's idf in the workspace's index (0 for a term it does not know), remembered."""
+    index = open_index(layout(settings), settings)
+    known: dict[str, float] = {}
+
+    def idf(term: str) -> float:
+        if term not in known:
+            known[term] = keyword.idf(index, [term]).get(term, 0.0)
+        return known[term]
+    return idf
+
+
 def asked_window(settings: Settings, query: str, as_of: date | None = None) -> tuple[date, date] | None:
     """The days a question asks about, for ordering packed lines: the window its time words name
     (with `time_weight` on), else up to `as_of`; None when neither."""

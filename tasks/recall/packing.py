@@ -41,6 +41,7 @@ from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, line_places, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.recall.answers import HEAD, answers, head_lines
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
 from memflow.tasks.recall.timeline import newest_first, newest_lines, within
@@ -324,8 +325,14 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
                window: tuple[date, date] | None = None,
                citations: Callable[[str, int], frozenset] | None = None,
                floor: int | Callable[[str], int] = 0,
-               line_floor: Callable[[str], int] | None = None) -> Callable[[int], list[tuple[int, str]]]:
+               line_floor: Callable[[str], int] | None = None,
+               idf: Callable[[str], float] | None = None, as_of: date | None = None,
+               head_tokens: int = 0) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows.
+
+    With `idf` (a term's idf in the workspace) and `head_tokens`, the context opens with the
+    lines that answer the question, newest first (`answers`), in at most `head_tokens` (all of
+    a smaller budget); the blocks fill the rest. `as_of`: no line said after that day opens it.
 
     The context at a budget is the longest prefix of one sequence of lines that fits, so what
     is packed at a budget is packed at every larger one. The sequence does not depend on the
@@ -402,6 +409,19 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         text = block(results[i], shown)
         return text, measure(text)
 
+    found: list = []
+
+    def pack_with_head(budget: int) -> list[tuple[int, str]]:
+        if not found:
+            found.append(answers(results, weights, lambda text: _terms(text, tokenizer, False).split(),
+                                 lambda i, o: line_number(results[i], o), idf, as_of))
+        head = head_lines(found[0], measure, min(budget, head_tokens))
+        if not head:
+            return pack_into(budget)
+        text = "\n".join([HEAD, *(answer.shown() for answer in head)])
+        left = budget - measure(text) - measure("\n\n")
+        return [(head[0].hit, text), *(pack_into(left) if left > 0 else [])]
+
     def pack_into(budget: int) -> list[tuple[int, str]]:
         while sequence.rung < budget:
             sequence.extend(next_rung(sequence.rung), units_of, step)
@@ -416,7 +436,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         # context states current values first (what fits was decided above, in rank order)
         order.sort(key=lambda n: answers_with_replaced(packed[n][1], tokenizer, asked))
         return [packed[n] for n in order]
-    return pack_into
+    return pack_with_head if idf is not None and head_tokens > 0 else pack_into
 
 
 def answers_with_replaced(text: str, tokenizer: str, asked: set[str]) -> bool:

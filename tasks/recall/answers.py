@@ -1,0 +1,202 @@
+"""The opening of a packed context (pure): the lines that answer the question, newest first.
+
+An agent asking "where does the user live?" must get the current value before any older one,
+whether or not the dream consolidated it. Search ranks chunks (transcript windows, notes,
+digest nodes) by relevance; this module reads the lines of the ranked candidates and picks the
+ones that answer the question:
+- a line's score is the summed idf of the question's terms it holds (`packing.line_scores`);
+  the lines scoring at least `BAND` of the best one answer it;
+- a later line that names a value of an answering line (a term of that line that the question
+  does not hold and that is rare in the workspace: "we moved from Leeds" after "I live in
+  Leeds") answers it too, if it is in the candidates: values are followed forward in time;
+- a line is shown once: a daily line and the turn it cites are one line (the shorter is kept);
+  an assistant line whose matching terms a user line of the same day already holds (an echo)
+  is left out; code, logs and lines a consolidated fact replaced are left out;
+- the answering lines come newest first, each with its date, who said it and its source; an
+  older value therefore follows the newer one as history, never alone when a newer one is
+  among them.
+Lines are cut to the sentences that hold the question's terms or a followed value, so a small
+budget holds several answers instead of one long message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+
+from memflow.schemas.recall import SearchResult
+from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date
+from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
+from memflow.tasks.recall.replaced import is_replaced
+
+BAND = 0.5  # of the best line's score: the lines that answer the question
+K1, B = 1.2, 0.75  # BM25 over the candidate lines
+ASSISTANT = 0.5
+HEAD = "Newest first:"
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_TAIL_LINK_RE = re.compile(r"\s*\[\[([^\[\]#|]+)#(L\d+)[^\[\]]*\]\]\s*$")
+_BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answering line: its day, who said it, what it says, its source link, where it was
+    found (`hit`: the result's index), the turn it is (path, line) and its score."""
+    day: date | None
+    who: str
+    said: str
+    source: str
+    hit: int
+    turn: tuple[str, int]
+    score: float
+
+    def shown(self) -> str:
+        day = self.day.isoformat() if self.day else "undated"
+        who = f" {self.who}:" if self.who else ""
+        return f"- {day}{who} {self.said} [[{self.source}]]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    hit: int
+    day: date | None
+    who: str
+    text: str
+    source: str
+    turn: tuple[str, int]
+    counts: dict[str, int]  # its terms and how often each occurs
+    length: int
+
+
+def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Callable[[str], list[str]],
+            line_of: Callable[[int, int], int], idf: Callable[[str], float],
+            as_of: date | None = None) -> list[Answer]:
+    """The lines of `results` that answer the question (see the module), newest first.
+    `weights`: query term -> idf; `terms_of(text)`: a text's search terms; `line_of(i, offset)`:
+    the file line of hit i's line `offset`; `idf(term)`: a term's idf in the workspace (which
+    terms are values)."""
+    asked = frozenset(t for t, w in weights.items() if w > 0)
+    lines = _one_per_turn([line for i, result in enumerate(results)
+                           for line in _candidates(i, result, line_of, as_of, asked, terms_of)])
+    scored = _bm25(lines, weights)
+    best = max(scored.values(), default=0.0)
+    if best <= 0:
+        return []
+    chosen = [line for line in lines if scored[line.turn] >= BAND * best]
+    chosen = sorted(_no_echoes(chosen, asked), key=lambda x: (x.day or date.min, x.turn), reverse=True)
+    return [Answer(line.day, line.who, _sentences(line.text, asked, terms_of), line.source, line.hit,
+                   line.turn, scored[line.turn]) for line in chosen]
+
+
+def _bm25(lines: list[_Line], weights: dict[str, float]) -> dict[tuple[str, int], float]:
+    """Each line's BM25 score for the question among the candidate lines (their lengths), an
+    assistant's line at `ASSISTANT` of it: memory is of what the user said."""
+    mean = sum(line.length for line in lines) / max(len(lines), 1) or 1.0
+    out = {}
+    for line in lines:
+        norm = K1 * (1 - B + B * line.length / mean)
+        score = sum(w * line.counts[t] * (K1 + 1) / (line.counts[t] + norm)
+                    for t, w in weights.items() if t in line.counts)
+        out[line.turn] = score * (ASSISTANT if line.who.lower() == "assistant" else 1.0)
+    return out
+
+
+def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int],
+                as_of: date | None, asked: frozenset[str], terms_of: Callable[[str], list[str]]) -> list[_Line]:
+    """Each line of hit i that is a transcript turn, a daily line or a current digest fact."""
+    out = []
+    for offset, line in enumerate(result.text.split("\n")):
+        if not line.strip() or line.startswith(("#", "[")) or is_replaced(line) or HISTORY_DATE_RE.match(line):
+            continue
+        found = _read(result, line, line_of(i, offset))
+        if found is None:
+            continue
+        day, who, text, source, turn = found
+        if as_of and day and day > as_of:
+            continue
+        terms = terms_of(text)
+        out.append(_Line(i, day, who, text, source, turn, Counter(terms), len(terms)))
+    return out
+
+
+def _read(result: SearchResult, line: str, number: int) -> tuple | None:
+    """(day, who, text, source link, turn) of one line of a hit, None for code and headers."""
+    if result.path.endswith(".jsonl"):
+        if is_code(line):
+            return None
+        bare = unmarked(line)
+        at = bare.find(": ")
+        who, text = (bare[:at], bare[at + 2:]) if at > 0 else ("", bare)
+        whole = piece_of(line)
+        number = whole[0] if whole else number
+        return result.date, who, text.strip(), f"{result.path}#L{number}", (result.path, number)
+    if not _BULLET_RE.match(line):
+        return None
+    fact = FACT_DATE_RE.match(line)
+    day = iso_date(fact.group(1)) if fact else result.date
+    body = line[fact.end():] if fact else _BULLET_RE.sub("", line, count=1)
+    link = _TAIL_LINK_RE.search(body)
+    text = body[:link.start()] if link else body
+    at = text.find(": ")
+    who = text[:at] if 0 < at < 30 and " " not in text[:at].strip() else ""
+    text = text[at + 2:] if who else text
+    turn = (link.group(1), int(link.group(2)[1:])) if link and link.group(1).endswith(".jsonl") \
+        else (result.path, number)
+    return day, who, text.strip(), f"{result.path}#L{number}", turn
+
+
+def _one_per_turn(lines: list[_Line]) -> list[_Line]:
+    """One line per turn: of a daily line and the turn it cites, the turn (its whole text)."""
+    best: dict[tuple, _Line] = {}
+    for line in lines:
+        held = best.get(line.turn)
+        if held is None or (line.source.endswith(".jsonl#L%d" % line.turn[1]) and not held.source.endswith(
+                ".jsonl#L%d" % held.turn[1])):
+            best[line.turn] = line
+    return list(best.values())
+
+
+def _no_echoes(lines: list[_Line], asked: frozenset[str]) -> list[_Line]:
+    """Without an assistant line whose question terms a user line of the same day holds too."""
+    said: dict[date | None, set[str]] = {}
+    for line in lines:
+        if line.who.lower() != "assistant":
+            said.setdefault(line.day, set()).update(asked.intersection(line.counts))
+    return [line for line in lines if line.who.lower() != "assistant"
+            or not asked.intersection(line.counts) <= said.get(line.day, set())]
+
+
+def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list[str]]) -> str:
+    """The sentences of `text` holding a wanted term, `…` where others were left out; the whole
+    text when it is short or no sentence holds one."""
+    parts = [p for p in _SENTENCE_RE.split(text) if p.strip()]
+    if len(parts) < 3 and len(text) <= 300:
+        return text
+    keep = [n for n, part in enumerate(parts) if set(terms_of(part)) & wanted]
+    if not keep:
+        return text
+    out, previous = [], -1
+    for n in keep:
+        if n != previous + 1:
+            out.append("…")
+        out.append(parts[n])
+        previous = n
+    if previous != len(parts) - 1:
+        out.append("…")
+    return " ".join(out)
+
+
+def head_lines(found: list[Answer], count: Callable[[str], int], room: int) -> list[Answer]:
+    """The answers, in order, that fit in `room` tokens under the `HEAD` line."""
+    used, out = count(HEAD + "\n"), []
+    for answer in found:
+        cost = count(answer.shown() + "\n")
+        if used + cost > room:
+            break
+        used += cost
+        out.append(answer)
+    return out
