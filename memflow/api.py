@@ -196,7 +196,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     from memflow.tasks.recall import asked_window, attach_links, hit_packer, line_citations, term_idf, term_weights
 
     # enough candidates to fill the budget; links only for the hits that make it into the context
-    response = run_search(settings, query, max(limit, budget_tokens // 20), min_score, filters, explain,
+    response = run_search(settings, query, max(limit, budget_tokens // 20, ANSWER_POOL), min_score, filters, explain,
                           link_limit=0)
     hits = hit_packer(response.results, term_weights(settings, query), count_line_tokens,
                       settings.keyword_tokenizer, settings.pack_neighbours,
@@ -491,3 +491,7 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
         if not dry_run:
             apply_forget(settings, plan)
         return plan.lines()
+
+
+
+ANSWER_POOL = 40

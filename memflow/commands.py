@@ -393,13 +393,18 @@ def _eval_memright(args: argparse.Namespace) -> int:
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()] if args.scenarios else None
     data = Path(args.data)
     with progress("eval memright", memright_questions(data, scenarios), "question") as bar:
-        summary = run_memright(data, Path(args.out), settings, _ints(args.budgets), args.dream,
-                               scenarios, overrides, bar.update)
+        summary = run_memright(data, Path(args.out), settings, _ints(args.budgets), packed_search,
+                               args.dream, scenarios, overrides, bar.update)
     if args.json:
         dump_json(summary)
     else:
         print("\n".join(memright_report(summary, args.out)))
     return 0
+
+
+def packed_search(settings, question: str, budget: int, as_of: str | None) -> str:
+    """The context an agent gets: `api.search`'s packed blocks, joined by blank lines."""
+    return "\n\n".join(api.search(question, settings, budget_tokens=budget, as_of=as_of).packed)
 
 
 def _techchat_data(args: argparse.Namespace) -> Path:

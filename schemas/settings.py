@@ -90,7 +90,7 @@ class Settings(BaseModel):
     pack_neighbours: int = Field(default=2, ge=0, le=10)
     # A packed context opens with the lines that answer the question, newest first
     # (`recall.answers`), in at most this many tokens (all of a smaller budget); 0: off.
-    pack_answers_tokens: int = Field(default=250, ge=0)
+    pack_answers_tokens: int = Field(default=400, ge=0)
     # A question naming a time ("yesterday", "last week", "in May", "昨天"), resolved in the
     # workspace timezone: chunks dated inside score (1 + time_weight) times higher (0: off).
     time_weight: float = Field(default=1.0, ge=0.0, le=10.0)

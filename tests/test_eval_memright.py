@@ -16,7 +16,6 @@ from memflow.tasks.evaluate.memright import (
     baseline_searcher,
     message_documents,
     pack_documents,
-    packed_context,
     score_context,
 )
 
@@ -84,15 +83,21 @@ def test_profile_is_scored_for_a_life_scenario(run, questions):
     assert all(name in stdout for name in SYSTEMS)
 
 
-def test_the_memflow_context_is_what_api_search_packs(run, questions):
+def test_memflow_rows_score_what_api_search_packs(run, questions):
+    import polars as pl
+
     from memflow import api
 
     out, _ = run
+    rows = pl.read_parquet(out / "questions.parquet").filter(pl.col("system") == "memflow")
     settings = api.settings_for(out / "workspaces" / SCENARIO)
-    for q in questions[:6] + [q for q in questions if q["as_of"]][:2]:
+    for q in questions[:4] + [q for q in questions if q["as_of"]][:2]:
         for budget in (200, 1000):
             response = api.search(q["question"], settings, budget_tokens=budget, as_of=q["as_of"])
-            assert packed_context(settings, q["question"], budget, q["as_of"]) == "\n\n".join(response.packed)
+            row = rows.filter((pl.col("id") == q["id"]) & (pl.col("budget") == budget)).row(0, named=True)
+            context = "\n\n".join(response.packed)
+            assert (row["found"], row["current_first"]) == score_context(context, q["current"], q["stale"])
+            assert row["tokens"] == response.packed_tokens
 
 
 def test_unknown_scenario_is_an_error(questions, tmp_path):

@@ -33,7 +33,16 @@ from memflow.tasks.evaluate.metrics import (
 from memflow.tasks.ground.tokens import block_floor, count_tokens, least_tokens, truncate_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
-from memflow.tasks.recall import asked_window, expand, line_citations, packer, render_compact, search, term_weights
+from memflow.tasks.recall import (
+    asked_window,
+    expand,
+    line_citations,
+    packer,
+    render_compact,
+    search,
+    term_idf,
+    term_weights,
+)
 
 
 def build_workspace(sample: dict, settings: Settings, dream: bool, writer=None) -> dict:
@@ -148,15 +157,17 @@ class Transcript:
 def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
                  cover: Callable[[str], set[str]], neighbours: int = 1,
                  citations: Callable[[str, int], frozenset] | None = None,
-                 window: tuple[date, date] | None = None
+                 window: tuple[date, date] | None = None,
+                 idf: Callable[[str], float] | None = None, head_tokens: int = 0
                  ) -> Callable[[int], tuple[list[set[str]], int]]:
     """`budget -> (coverage of each packed block, tokens)` for one ranked list (the lines of
     each hit chosen, and each text counted, once for all budgets; `citations` and `window`, the
     days the question asks about, as the API packs with: `recall.line_citations`,
-    `recall.asked_window`)."""
+    `recall.asked_window`; `idf` and `head_tokens`: the lines answering the question open the
+    context, as `memflow.api.search` packs)."""
     count = lru_cache(maxsize=None)(count_tokens)
     pack_into = packer(results, weights, count, tokenizer, neighbours, window, citations=citations,
-                       floor=block_floor, line_floor=least_tokens)
+                       floor=block_floor, line_floor=least_tokens, idf=idf, head_tokens=head_tokens)
 
     def packed(budget: int) -> tuple[list[set[str]], int, str]:
         blocks = pack_into(budget)
@@ -208,6 +219,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
     transcript = Transcript(sample, settings, built)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
     cited, t_cited = line_citations(settings), line_citations(transcript.settings)
+    idf = term_idf(settings) if settings.pack_answers_tokens else None
     rows = []
     for q in sample["qa"]:
         ids, malformed = parse_evidence(q.get("evidence", []))
@@ -232,7 +244,8 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
                         for t, cov in zip(shown, cover)]
             packed = packed_cover(response.results, term_weights(settings, q["question"]),
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
-                                  settings.pack_neighbours, cited, asked_window(settings, q["question"]))
+                                  settings.pack_neighbours, cited, asked_window(settings, q["question"]),
+                                  idf, settings.pack_answers_tokens)
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None, values))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget

@@ -22,15 +22,13 @@ from datetime import date
 from pathlib import Path
 from statistics import mean
 
-from memflow.schemas.recall import Filters
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture import auto_memory
 from memflow.tasks.dream import build_profile, run_dream
 from memflow.tasks.evaluate.grid import job_settings
-from memflow.tasks.ground.tokens import block_floor, count_line_tokens, count_tokens, least_tokens
+from memflow.tasks.ground.tokens import count_tokens
 from memflow.tasks.ground.workspace import init_workspace, layout
 from memflow.tasks.index import run_index
-from memflow.tasks.recall import asked_window, hit_packer, line_citations, search, term_weights
 
 SYSTEMS = ("memflow", "bm25", "bm25-newest")
 KINDS = ("update", "chain", "coexist", "not_a_change", "stable", "past")
@@ -118,17 +116,11 @@ def baseline_searcher(sessions: list[tuple[str, list[dict]]]) -> Ranked:
 
 # -- memory-flows -----------------------------------------------------------------------------
 
-def packed_context(settings: Settings, question: str, budget: int, as_of: str | None) -> str:
-    """What `memflow.api.search(question, settings, budget_tokens=budget, as_of=as_of).packed`
-    holds, joined by blank lines: the same calls, without attaching links (they change no
-    packed text). A test holds the two equal."""
-    filters = Filters(kinds=("note", "session"), as_of=as_of)
-    response = search(settings, question, max(5, budget // 20), 0.0, filters, False, link_limit=0)
-    hits = hit_packer(response.results, term_weights(settings, question), count_line_tokens,
-                      settings.keyword_tokenizer, settings.pack_neighbours,
-                      asked_window(settings, question, filters.as_of), line_citations(settings),
-                      block_floor, least_tokens)(budget)
-    return "\n\n".join(text for _, text in hits)
+# (settings, question, budget, as_of) -> the context memory-flows gives: what
+# `memflow.api.search(question, settings, budget_tokens=budget, as_of=as_of).packed` holds, joined
+# by blank lines. The caller passes that function (the CLI does); a stage cannot import the API,
+# and a copy of its packing call here would drift from it while recall changes.
+PackedSearch = Callable[[Settings, str, int, str | None], str]
 
 
 def build_scenario(sessions: list[tuple[str, list[dict]]], settings: Settings, dream: bool,
@@ -189,8 +181,8 @@ def score_question(q: dict, scenario: str, budgets: list[int],
     return rows
 
 
-def evaluate_scenario(folder: Path, settings: Settings, budgets: list[int], dream: bool = False,
-                      writer=None, progress: Callable[[int], None] | None = None
+def evaluate_scenario(folder: Path, settings: Settings, budgets: list[int], packed_search: PackedSearch,
+                      dream: bool = False, writer=None, progress: Callable[[int], None] | None = None
                       ) -> tuple[list[dict], dict | None]:
     """Build one scenario's workspace (`settings.workspace`) and score its questions: (rows,
     its profile result for a `life-*` scenario, else None)."""
@@ -202,7 +194,7 @@ def evaluate_scenario(folder: Path, settings: Settings, budgets: list[int], drea
         order, docs = ranked(q["question"], q.get("as_of"))
 
         def contexts(budget: int) -> dict[str, str]:
-            mine = packed_context(settings, q["question"], budget, q.get("as_of"))
+            mine = packed_search(settings, q["question"], budget, q.get("as_of"))
             return {"memflow": mine, **baseline_contexts(order, docs, budget)}
 
         rows += score_question(q, folder.name, budgets, contexts)
@@ -281,12 +273,13 @@ def write_parquet(path: Path, rows: list[dict]) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def run_memright(data: Path, out: Path, settings: Settings, budgets: list[int], dream: bool = False,
-                 scenarios: list[str] | None = None, overrides: dict | None = None,
+def run_memright(data: Path, out: Path, settings: Settings, budgets: list[int], packed_search: PackedSearch,
+                 dream: bool = False, scenarios: list[str] | None = None, overrides: dict | None = None,
                  progress: Callable[[int], None] | None = None) -> dict:
     """The whole evaluation: each scenario's workspace under `out/workspaces/<scenario>`,
-    questions.parquet and summary.json under `out`; returns the summary. `progress(1)` after
-    each question."""
+    questions.parquet and summary.json under `out`; returns the summary. `packed_search` is
+    memory-flows' side (`PackedSearch`: `memflow.api.search`'s packed context); `progress(1)`
+    after each question."""
     from memflow.tasks.stores.files import atomic_write_json
 
     started = time.perf_counter()
@@ -301,7 +294,7 @@ def run_memright(data: Path, out: Path, settings: Settings, budgets: list[int], 
     profiles: dict[str, dict] = {}
     for folder in folders:
         scenario = job_settings(settings, {}, out, folder.name)  # out/workspaces/<scenario>
-        found, profile = evaluate_scenario(folder, scenario, budgets, dream, writer, progress)
+        found, profile = evaluate_scenario(folder, scenario, budgets, packed_search, dream, writer, progress)
         rows += found
         if profile is not None:
             profiles[folder.name] = profile

@@ -31,10 +31,11 @@ from memflow.schemas.recall import SearchResult
 from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.recall.replaced import is_replaced
+from memflow.tasks.recall.timeline import within
 
-BAND = 0.5  # of the best line's score: the lines that answer the question
+BAND = float(__import__("os").environ.get("XBAND", 0.3))  # of the best line's score: the lines that answer the question
 K1, B = 1.2, 0.75  # BM25 over the candidate lines
-ASSISTANT = 0.5
+ASSISTANT = float(__import__("os").environ.get("XASSIST", 0.5))
 HEAD = "Newest first:"
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
@@ -74,22 +75,29 @@ class _Line:
 
 def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Callable[[str], list[str]],
             line_of: Callable[[int, int], int], idf: Callable[[str], float],
-            as_of: date | None = None) -> list[Answer]:
+            as_of: date | None = None, window: tuple[date, date] | None = None) -> list[Answer]:
     """The lines of `results` that answer the question (see the module), newest first.
     `weights`: query term -> idf; `terms_of(text)`: a text's search terms; `line_of(i, offset)`:
     the file line of hit i's line `offset`; `idf(term)`: a term's idf in the workspace (which
-    terms are values)."""
+    terms are values); `window`: the days the question asks about (only lines said then answer
+    it, when one of them holds a term of it)."""
     asked = frozenset(t for t, w in weights.items() if w > 0)
     lines = _one_per_turn([line for i, result in enumerate(results)
                            for line in _candidates(i, result, line_of, as_of, asked, terms_of)])
+    if window is not None:
+        inside = [line for line in lines if line.day and within(line.day, window)]
+        lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
     scored = _bm25(lines, weights)
     best = max(scored.values(), default=0.0)
     if best <= 0:
         return []
-    chosen = [line for line in lines if scored[line.turn] >= BAND * best]
-    chosen = sorted(_no_echoes(chosen, asked), key=lambda x: (x.day or date.min, x.turn), reverse=True)
+    chosen = _no_echoes([line for line in lines if scored[line.turn] >= BAND * best], asked)
+    by_score = sorted(chosen, key=lambda x: -scored[x.turn])
+    by_day = sorted(chosen, key=lambda x: (x.day or date.min, x.turn), reverse=True)
+    order = dict.fromkeys(line.turn for pair in zip(by_score, by_day) for line in pair)
+    lines_of = {line.turn: line for line in chosen}
     return [Answer(line.day, line.who, _sentences(line.text, asked, terms_of), line.source, line.hit,
-                   line.turn, scored[line.turn]) for line in chosen]
+                   line.turn, scored[line.turn]) for line in map(lines_of.get, order)]
 
 
 def _bm25(lines: list[_Line], weights: dict[str, float]) -> dict[tuple[str, int], float]:
@@ -191,12 +199,12 @@ def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list
 
 
 def head_lines(found: list[Answer], count: Callable[[str], int], room: int) -> list[Answer]:
-    """The answers, in order, that fit in `room` tokens under the `HEAD` line."""
+    """The answers that fit in `room` tokens under the `HEAD` line, taken in `found`'s order (the
+    best and the newest in turn), shown newest first."""
     used, out = count(HEAD + "\n"), []
     for answer in found:
         cost = count(answer.shown() + "\n")
-        if used + cost > room:
-            break
-        used += cost
-        out.append(answer)
-    return out
+        if used + cost <= room:
+            used += cost
+            out.append(answer)
+    return sorted(out, key=lambda a: (a.day or date.min, a.turn), reverse=True)

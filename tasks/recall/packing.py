@@ -306,7 +306,8 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
            window: tuple[date, date] | None = None,
            citations: Callable[[str, int], frozenset] | None = None,
            floor: int | Callable[[str], int] = 0,
-           line_floor: Callable[[str], int] | None = None) -> Callable[[int], list[str]]:
+           line_floor: Callable[[str], int] | None = None,
+           idf: Callable[[str], float] | None = None, head_tokens: int = 0) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget, and what a budget packs every larger budget packs too
     (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
@@ -316,7 +317,7 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
     once however many budgets are packed. The blocks chosen are then ordered newest first where
     their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
     pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations, floor,
-                           line_floor)
+                           line_floor, idf, None, head_tokens)
     return lambda budget: [text for _, text in pack_hits(budget)]
 
 
@@ -414,7 +415,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     def pack_with_head(budget: int) -> list[tuple[int, str]]:
         if not found:
             found.append(answers(results, weights, lambda text: _terms(text, tokenizer, False).split(),
-                                 lambda i, o: line_number(results[i], o), idf, as_of))
+                                 lambda i, o: line_number(results[i], o), idf, as_of, window))
         head = head_lines(found[0], measure, min(budget, head_tokens))
         if not head:
             return pack_into(budget)
