@@ -33,14 +33,21 @@ from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.recall.replaced import is_replaced
 from memflow.tasks.recall.timeline import within
 
+AFTER = int(__import__("os").environ.get("XAFTER", 2))
+WHOLE = int(__import__("os").environ.get("XWHOLE", 0))
 BAND = float(__import__("os").environ.get("XBAND", 0.3))  # of the best line's score: the lines that answer the question
 K1, B = 1.2, 0.75  # BM25 over the candidate lines
-ASSISTANT = float(__import__("os").environ.get("XASSIST", 0.5))
+FOLLOW = int(__import__("os").environ.get("XFOLLOW", 1))
+ASSISTANT = float(__import__("os").environ.get("XASSIST", 0.25))
 HEAD = "Newest first:"
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TAIL_LINK_RE = re.compile(r"\s*\[\[([^\[\]#|]+)#(L\d+)[^\[\]]*\]\]\s*$")
 _BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s+")
+# a name said to the listener ("That's great news, Hannah!", "Jo, ..."): who is
+# addressed is not what the line is about
+_VOCATIVE_RE = re.compile(r"[,，]\s*[A-Z][a-z]+(?=\s*[!.?~…]+(?:\s|$)|\s*$)"
+                          r"|^[A-Z][a-z]+(?=\s*[,，])", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +102,9 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     by_score = sorted(chosen, key=lambda x: -scored[x.turn])
     by_day = sorted(chosen, key=lambda x: (x.day or date.min, x.turn), reverse=True)
     order = dict.fromkeys(line.turn for pair in zip(by_score, by_day) for line in pair)
-    lines_of = {line.turn: line for line in chosen}
+    followed = _followed(by_score[:FOLLOW], lines, set(order), asked, idf)
+    order.update(dict.fromkeys(line.turn for line in followed))
+    lines_of = {line.turn: line for line in chosen + followed}
     return [Answer(line.day, line.who, _sentences(line.text, asked, terms_of), line.source, line.hit,
                    line.turn, scored[line.turn]) for line in map(lines_of.get, order)]
 
@@ -126,7 +135,7 @@ def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int]
         day, who, text, source, turn = found
         if as_of and day and day > as_of:
             continue
-        terms = terms_of(text)
+        terms = terms_of(_VOCATIVE_RE.sub("", text))
         out.append(_Line(i, day, who, text, source, turn, Counter(terms), len(terms)))
     return out
 
@@ -157,6 +166,22 @@ def _read(result: SearchResult, line: str, number: int) -> tuple | None:
     return day, who, text.strip(), f"{result.path}#L{number}", turn
 
 
+def _followed(sources: list[_Line], lines: list[_Line], taken: set, asked: frozenset[str],
+              idf: Callable[[str], float]) -> list[_Line]:
+    """The lines said after one of `sources` that name one of its values (a term of it the
+    question does not hold, as rare in the workspace as the question's terms are on the
+    median): "we moved from Leeds" after "I live in Leeds"; newest first."""
+    rare = sorted(idf(t) for t in asked)
+    floor = rare[len(rare) // 2] if rare else 0.0
+    out = []
+    for source in sources:
+        values = {t for t in source.counts if t not in asked and idf(t) >= floor}
+        out += [line for line in lines if line.turn not in taken and source.day and line.day
+                and line.day > source.day and values.intersection(line.counts)]
+        taken.update(line.turn for line in out)
+    return sorted(out, key=lambda x: (x.day, x.turn), reverse=True)
+
+
 def _one_per_turn(lines: list[_Line]) -> list[_Line]:
     """One line per turn: of a daily line and the turn it cites, the turn (its whole text)."""
     best: dict[tuple, _Line] = {}
@@ -179,14 +204,16 @@ def _no_echoes(lines: list[_Line], asked: frozenset[str]) -> list[_Line]:
 
 
 def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list[str]]) -> str:
-    """The sentences of `text` holding a wanted term, `…` where others were left out; the whole
-    text when it is short or no sentence holds one."""
+    """The sentences of `text` holding a wanted term and the sentence after each (a value is
+    often said just after its subject: "Dad's surgery got pushed back. It's April 2 now."), `…`
+    where others were left out; the whole text when it is short or no sentence holds one."""
     parts = [p for p in _SENTENCE_RE.split(text) if p.strip()]
-    if len(parts) < 3 and len(text) <= 300:
+    if len(parts) < 3 and len(text) <= 300 or len(text) <= WHOLE:
         return text
-    keep = [n for n, part in enumerate(parts) if set(terms_of(part)) & wanted]
-    if not keep:
+    matching = [n for n, part in enumerate(parts) if set(terms_of(part)) & wanted]
+    if not matching:
         return text
+    keep = sorted({m for n in matching for m in range(n, n + 1 + AFTER) if m < len(parts)})
     out, previous = [], -1
     for n in keep:
         if n != previous + 1:
