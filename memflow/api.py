@@ -193,7 +193,14 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     if not budget_tokens:
         return run_search(settings, query, limit, min_score, filters, explain)
     from memflow.tasks.ground.tokens import block_floor, count_line_tokens, count_tokens, least_tokens
-    from memflow.tasks.recall import asked_window, attach_links, hit_packer, line_citations, term_idf, term_weights
+    from memflow.tasks.recall import (
+        answer_head,
+        asked_window,
+        attach_links,
+        hit_packer,
+        line_citations,
+        term_weights,
+    )
 
     # enough candidates to fill the budget; links only for the hits that make it into the context
     response = run_search(settings, query, max(limit, budget_tokens // 20, ANSWER_POOL), min_score, filters, explain,
@@ -201,8 +208,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     hits = hit_packer(response.results, term_weights(settings, query), count_line_tokens,
                       settings.keyword_tokenizer, settings.pack_neighbours,
                       asked_window(settings, query, filters.as_of), line_citations(settings),
-                      block_floor, least_tokens, term_idf(settings), filters.as_of,
-                      settings.pack_answers_tokens)(budget_tokens)
+                      block_floor, least_tokens, answer_head(settings, filters.as_of))(budget_tokens)
     results = [response.results[i] for i in dict.fromkeys(i for i, _ in hits)]
     attach_links(settings, results, filters=filters)
     packed = [text for _, text in hits]

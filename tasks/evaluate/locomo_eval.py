@@ -34,13 +34,13 @@ from memflow.tasks.ground.tokens import block_floor, count_tokens, least_tokens,
 from memflow.tasks.ground.workspace import init_workspace, layout, safe_path
 from memflow.tasks.index import run_index
 from memflow.tasks.recall import (
+    answer_head,
     asked_window,
     expand,
     line_citations,
     packer,
     render_compact,
     search,
-    term_idf,
     term_weights,
 )
 
@@ -158,16 +158,15 @@ def packed_cover(results: list, weights: dict[str, float], tokenizer: str,
                  cover: Callable[[str], set[str]], neighbours: int = 1,
                  citations: Callable[[str, int], frozenset] | None = None,
                  window: tuple[date, date] | None = None,
-                 idf: Callable[[str], float] | None = None, head_tokens: int = 0
-                 ) -> Callable[[int], tuple[list[set[str]], int]]:
+                 head=None) -> Callable[[int], tuple[list[set[str]], int]]:
     """`budget -> (coverage of each packed block, tokens)` for one ranked list (the lines of
     each hit chosen, and each text counted, once for all budgets; `citations` and `window`, the
     days the question asks about, as the API packs with: `recall.line_citations`,
-    `recall.asked_window`; `idf` and `head_tokens`: the lines answering the question open the
-    context, as `memflow.api.search` packs)."""
+    `recall.asked_window`; `head`: the lines answering the question open the context, as
+    `memflow.api.search` packs: `recall.answer_head`)."""
     count = lru_cache(maxsize=None)(count_tokens)
     pack_into = packer(results, weights, count, tokenizer, neighbours, window, citations=citations,
-                       floor=block_floor, line_floor=least_tokens, idf=idf, head_tokens=head_tokens)
+                       floor=block_floor, line_floor=least_tokens, head=head)
 
     def packed(budget: int) -> tuple[list[set[str]], int, str]:
         blocks = pack_into(budget)
@@ -219,7 +218,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
     transcript = Transcript(sample, settings, built)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
     cited, t_cited = line_citations(settings), line_citations(transcript.settings)
-    idf = term_idf(settings) if settings.pack_answers_tokens else None
+    head = answer_head(settings)
     rows = []
     for q in sample["qa"]:
         ids, malformed = parse_evidence(q.get("evidence", []))
@@ -245,7 +244,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             packed = packed_cover(response.results, term_weights(settings, q["question"]),
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
                                   settings.pack_neighbours, cited, asked_window(settings, q["question"]),
-                                  idf, settings.pack_answers_tokens)
+                                  head)
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None, values))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget

@@ -11,9 +11,11 @@ the hits that made it; `asked_window`: the days a question asks about; `line_cit
 from memflow.tasks.recall.browse import note_context, recent_notes
 from memflow.tasks.recall.hybrid import (
     IndexMissing,
+    answer_head,
     asked_window,
     attach_links,
     line_citations,
+    noted_turns,
     search,
     term_idf,
     term_weights,
@@ -29,4 +31,4 @@ from memflow.tasks.recall.presenting import (
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
            "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer",
-           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations", "term_idf"]
+           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations", "term_idf", "noted_turns", "answer_head"]

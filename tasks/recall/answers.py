@@ -36,7 +36,7 @@ from memflow.tasks.recall.timeline import within
 AFTER = int(__import__("os").environ.get("XAFTER", 2))
 WHOLE = int(__import__("os").environ.get("XWHOLE", 0))
 BAND = float(__import__("os").environ.get("XBAND", 0.3))  # of the best line's score: the lines that answer the question
-K1, B = 1.2, 0.75  # BM25 over the candidate lines
+K1, B = float(__import__("os").environ.get("XK1", 1.2)), float(__import__("os").environ.get("XB", 0.75))  # BM25 over the candidate lines
 FOLLOW = int(__import__("os").environ.get("XFOLLOW", 1))
 ASSISTANT = float(__import__("os").environ.get("XASSIST", 0.25))
 HEAD = "Newest first:"
@@ -48,6 +48,18 @@ _BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s+")
 # addressed is not what the line is about
 _VOCATIVE_RE = re.compile(r"[,，]\s*[A-Z][a-z]+(?=\s*[!.?~…]+(?:\s|$)|\s*$)"
                           r"|^[A-Z][a-z]+(?=\s*[,，])", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Head:
+    """What the opening of a context needs from the workspace: `idf(term)` (which terms are
+    values), `noted(log path)` (the turns of a session log that a note line cites: the ones
+    capture found a statement in; None when no note cites that log), `tokens` (the most the
+    opening takes) and `as_of` (no line said later opens it)."""
+    idf: Callable[[str], float]
+    noted: Callable[[str], frozenset[int] | None]
+    tokens: int
+    as_of: date | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +93,16 @@ class _Line:
 
 
 def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Callable[[str], list[str]],
-            line_of: Callable[[int, int], int], idf: Callable[[str], float],
-            as_of: date | None = None, window: tuple[date, date] | None = None) -> list[Answer]:
+            line_of: Callable[[int, int], int], head: Head,
+            window: tuple[date, date] | None = None) -> list[Answer]:
     """The lines of `results` that answer the question (see the module), newest first.
     `weights`: query term -> idf; `terms_of(text)`: a text's search terms; `line_of(i, offset)`:
-    the file line of hit i's line `offset`; `idf(term)`: a term's idf in the workspace (which
-    terms are values); `window`: the days the question asks about (only lines said then answer
-    it, when one of them holds a term of it)."""
+    the file line of hit i's line `offset`; `head`: what the workspace says (`Head`);
+    `window`: the days the question asks about (only lines said then answer it, when one of
+    them holds a term of it)."""
     asked = frozenset(t for t, w in weights.items() if w > 0)
     lines = _one_per_turn([line for i, result in enumerate(results)
-                           for line in _candidates(i, result, line_of, as_of, asked, terms_of)])
+                           for line in _candidates(i, result, line_of, head, terms_of)])
     if window is not None:
         inside = [line for line in lines if line.day and within(line.day, window)]
         lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
@@ -102,9 +114,10 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     by_score = sorted(chosen, key=lambda x: -scored[x.turn])
     by_day = sorted(chosen, key=lambda x: (x.day or date.min, x.turn), reverse=True)
     order = dict.fromkeys(line.turn for pair in zip(by_score, by_day) for line in pair)
-    followed = _followed(by_score[:FOLLOW], lines, set(order), asked, idf)
+    followed = _followed(by_score[:FOLLOW], lines, set(order), asked, head.idf)
     order.update(dict.fromkeys(line.turn for line in followed))
-    lines_of = {line.turn: line for line in chosen + followed}
+    lines_of = {line.turn: line for line in _not_restated(chosen + followed)}
+    order = [turn for turn in order if turn in lines_of]
     return [Answer(line.day, line.who, _sentences(line.text, asked, terms_of), line.source, line.hit,
                    line.turn, scored[line.turn]) for line in map(lines_of.get, order)]
 
@@ -122,9 +135,11 @@ def _bm25(lines: list[_Line], weights: dict[str, float]) -> dict[tuple[str, int]
     return out
 
 
-def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int],
-                as_of: date | None, asked: frozenset[str], terms_of: Callable[[str], list[str]]) -> list[_Line]:
-    """Each line of hit i that is a transcript turn, a daily line or a current digest fact."""
+def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int], head: Head,
+                terms_of: Callable[[str], list[str]]) -> list[_Line]:
+    """Each line of hit i that is a transcript turn capture found a statement in (when its log
+    was captured into notes), a daily line or a current digest fact."""
+    noted = head.noted(result.path) if result.path.endswith(".jsonl") else None
     out = []
     for offset, line in enumerate(result.text.split("\n")):
         if not line.strip() or line.startswith(("#", "[")) or is_replaced(line) or HISTORY_DATE_RE.match(line):
@@ -133,7 +148,7 @@ def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int]
         if found is None:
             continue
         day, who, text, source, turn = found
-        if as_of and day and day > as_of:
+        if head.as_of and day and day > head.as_of or noted is not None and turn[1] not in noted:
             continue
         terms = terms_of(_VOCATIVE_RE.sub("", text))
         out.append(_Line(i, day, who, text, source, turn, Counter(terms), len(terms)))
@@ -180,6 +195,15 @@ def _followed(sources: list[_Line], lines: list[_Line], taken: set, asked: froze
                 and line.day > source.day and values.intersection(line.counts)]
         taken.update(line.turn for line in out)
     return sorted(out, key=lambda x: (x.day, x.turn), reverse=True)
+
+
+def _not_restated(lines: list[_Line]) -> list[_Line]:
+    """Without a line whose words another line holds all of (a digest fact and the turn it came
+    from, an assistant quoting the user word for word): one of them is said once."""
+    said = [(line, " ".join(line.text.lower().split()).rstrip(".!")) for line in lines]
+    return [line for line, text in said
+            if not any(other is not line and text in words and (text != words or id(other) < id(line))
+                       for other, words in said)]
 
 
 def _one_per_turn(lines: list[_Line]) -> list[_Line]:

@@ -29,6 +29,7 @@ from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, other_snapshots, watermark
+from memflow.tasks.recall.answers import Head
 from memflow.tasks.recall.evidence import evidence_first
 from memflow.tasks.recall.factkeys import fact_keys, read_out_links
 from memflow.tasks.recall.fusion import active_weights, rrf
@@ -221,6 +222,14 @@ def term_weights(settings: Settings, query: str) -> dict[str, float]:
     """Query token -> idf in the workspace's index (what packing ranks a hit's lines by)."""
     index = open_index(layout(settings), settings)
     return keyword.idf(index, search_tokens(index, query, settings.keyword_tokenizer))
+
+
+def answer_head(settings: Settings, as_of: date | None = None) -> Head | None:
+    """What the opening of a packed context needs from this workspace (`answers.Head`), None
+    when `pack_answers_tokens` is 0."""
+    if not settings.pack_answers_tokens:
+        return None
+    return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of)
 
 
 def term_idf(settings: Settings) -> Callable[[str], float]:
@@ -518,6 +527,23 @@ def line_citations(settings: Settings) -> Callable[[str, int], frozenset]:
             per_file[path] = {n: frozenset(places) for n, places in lines.items()}
         return per_file[path].get(line, frozenset())
     return cited
+
+
+def noted_turns(settings: Settings) -> Callable[[str], frozenset[int] | None]:
+    """`session log path -> the lines of it a note line cites` (the turns capture found a
+    statement in), None for a log no note cites (not captured into notes yet); each log's
+    links read once."""
+    index = open_index(layout(settings), settings)
+    per_log: dict[str, frozenset[int] | None] = {}
+
+    def noted(path: str) -> frozenset[int] | None:
+        if path not in per_log:
+            rows = rowmaps.row_dicts(index.links, rowmaps.live_rows(index, "links", "target", [path]))
+            lines = {n for row in rows if row["anchor"] for a, b in parse_anchor(row["anchor"])
+                     for n in range(a, b + 1)}
+            per_log[path] = frozenset(lines) if lines else None
+        return per_log[path]
+    return noted
 
 
 def attach_links(settings: Settings, results: list[SearchResult], limit: int = 10,

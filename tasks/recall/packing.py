@@ -41,7 +41,7 @@ from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, line_places, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
-from memflow.tasks.recall.answers import HEAD, answers, head_lines
+from memflow.tasks.recall.answers import HEAD, Head, answers, head_lines
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
 from memflow.tasks.recall.timeline import newest_first, newest_lines, within
@@ -307,7 +307,7 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
            citations: Callable[[str, int], frozenset] | None = None,
            floor: int | Callable[[str], int] = 0,
            line_floor: Callable[[str], int] | None = None,
-           idf: Callable[[str], float] | None = None, head_tokens: int = 0) -> Callable[[int], list[str]]:
+           head: Head | None = None) -> Callable[[int], list[str]]:
     """`budget -> blocks` for one ranked list: blocks in rank order whose tokens (joined by blank
     lines) sum to at most the budget, and what a budget packs every larger budget packs too
     (`sequence.Sequence`); `weights`: query token -> idf (`term_weights`). A line already said
@@ -317,7 +317,7 @@ def packer(results: list[SearchResult], weights: dict[str, float], count: Callab
     once however many budgets are packed. The blocks chosen are then ordered newest first where
     their lines answer the same question (`timeline.newest_first`, `window`: the days asked about)."""
     pack_hits = hit_packer(results, weights, count, tokenizer, neighbours, window, citations, floor,
-                           line_floor, idf, None, head_tokens)
+                           line_floor, head)
     return lambda budget: [text for _, text in pack_hits(budget)]
 
 
@@ -327,13 +327,12 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
                citations: Callable[[str, int], frozenset] | None = None,
                floor: int | Callable[[str], int] = 0,
                line_floor: Callable[[str], int] | None = None,
-               idf: Callable[[str], float] | None = None, as_of: date | None = None,
-               head_tokens: int = 0) -> Callable[[int], list[tuple[int, str]]]:
+               head: Head | None = None) -> Callable[[int], list[tuple[int, str]]]:
     """`packer`, each block with the index of the hit it shows.
 
-    With `idf` (a term's idf in the workspace) and `head_tokens`, the context opens with the
-    lines that answer the question, newest first (`answers`), in at most `head_tokens` (all of
-    a smaller budget); the blocks fill the rest. `as_of`: no line said after that day opens it.
+    With `head` (`answers.Head`), the context opens with the lines that answer the question,
+    newest first (`answers`), in at most `head.tokens` (all of a smaller budget); the blocks
+    fill the rest.
 
     The context at a budget is the longest prefix of one sequence of lines that fits, so what
     is packed at a budget is packed at every larger one. The sequence does not depend on the
@@ -415,13 +414,13 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     def pack_with_head(budget: int) -> list[tuple[int, str]]:
         if not found:
             found.append(answers(results, weights, lambda text: _terms(text, tokenizer, False).split(),
-                                 lambda i, o: line_number(results[i], o), idf, as_of, window))
-        head = head_lines(found[0], measure, min(budget, head_tokens))
-        if not head:
+                                 lambda i, o: line_number(results[i], o), head, window))
+        opening = head_lines(found[0], measure, min(budget, head.tokens))
+        if not opening:
             return pack_into(budget)
-        text = "\n".join([HEAD, *(answer.shown() for answer in head)])
+        text = "\n".join([HEAD, *(answer.shown() for answer in opening)])
         left = budget - measure(text) - measure("\n\n")
-        return [(head[0].hit, text), *(pack_into(left) if left > 0 else [])]
+        return [(opening[0].hit, text), *(pack_into(left) if left > 0 else [])]
 
     def pack_into(budget: int) -> list[tuple[int, str]]:
         while sequence.rung < budget:
@@ -437,7 +436,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         # context states current values first (what fits was decided above, in rank order)
         order.sort(key=lambda n: answers_with_replaced(packed[n][1], tokenizer, asked))
         return [packed[n] for n in order]
-    return pack_with_head if idf is not None and head_tokens > 0 else pack_into
+    return pack_with_head if head is not None and head.tokens > 0 else pack_into
 
 
 def answers_with_replaced(text: str, tokenizer: str, asked: set[str]) -> bool:
