@@ -33,13 +33,11 @@ from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.recall.replaced import is_replaced
 from memflow.tasks.recall.timeline import within
 
-AFTER = int(__import__("os").environ.get("XAFTER", 2))
-WHOLE = int(__import__("os").environ.get("XWHOLE", 0))
-BAND = float(__import__("os").environ.get("XBAND", 0.3))  # of the best line's score: the lines that answer the question
-K1, B = float(__import__("os").environ.get("XK1", 1.2)), float(__import__("os").environ.get("XB", 0.75))  # BM25 over the candidate lines
-FOLLOW = int(__import__("os").environ.get("XFOLLOW", 1))
-ASSISTANT = float(__import__("os").environ.get("XASSIST", 0.25))
-HEAD = "Newest first:"
+AFTER = 2  # sentences kept after one holding a question's term (the value follows its subject)
+BAND = 0.3  # of the best line's score: the lines that answer the question
+K1, B = 1.2, 0.75  # BM25 over the candidate lines
+FOLLOW = 1  # the best lines whose values are followed forward
+ASSISTANT = 0.25  # an assistant's line scores this share: memory is of what the user said
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TAIL_LINK_RE = re.compile(r"\s*\[\[([^\[\]#|]+)#(L\d+)[^\[\]]*\]\]\s*$")
@@ -64,25 +62,22 @@ class Head:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """One answering line: its day, who said it, what it says, its source link, where it was
-    found (`hit`: the result's index), the turn it is (path, line) and its score."""
-    day: date | None
-    who: str
-    said: str
-    source: str
+    """One answering line: where it is (`hit`: the result's index, `offset`: its line in the
+    hit's text), its day, the turn it is (path, line), its score, and what of it is shown (the
+    sentences that answer, `…` for the others; the whole line's words when all are)."""
     hit: int
+    offset: int
+    day: date | None
     turn: tuple[str, int]
     score: float
-
-    def shown(self) -> str:
-        day = self.day.isoformat() if self.day else "undated"
-        who = f" {self.who}:" if self.who else ""
-        return f"- {day}{who} {self.said} [[{self.source}]]"
+    text: str
+    shown: str
 
 
 @dataclass(frozen=True, slots=True)
 class _Line:
     hit: int
+    offset: int
     day: date | None
     who: str
     text: str
@@ -95,7 +90,8 @@ class _Line:
 def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Callable[[str], list[str]],
             line_of: Callable[[int, int], int], head: Head,
             window: tuple[date, date] | None = None) -> list[Answer]:
-    """The lines of `results` that answer the question (see the module), newest first.
+    """The lines of `results` that answer the question (see the module), in the order a budget
+    takes them: the best and the newest in turn, then the lines naming a value of the best.
     `weights`: query term -> idf; `terms_of(text)`: a text's search terms; `line_of(i, offset)`:
     the file line of hit i's line `offset`; `head`: what the workspace says (`Head`);
     `window`: the days the question asks about (only lines said then answer it, when one of
@@ -118,8 +114,8 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     order.update(dict.fromkeys(line.turn for line in followed))
     lines_of = {line.turn: line for line in _not_restated(chosen + followed)}
     order = [turn for turn in order if turn in lines_of]
-    return [Answer(line.day, line.who, _sentences(line.text, asked, terms_of), line.source, line.hit,
-                   line.turn, scored[line.turn]) for line in map(lines_of.get, order)]
+    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.turn], line.text,
+                   _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order)]
 
 
 def _bm25(lines: list[_Line], weights: dict[str, float]) -> dict[tuple[str, int], float]:
@@ -151,7 +147,7 @@ def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int]
         if head.as_of and day and day > head.as_of or noted is not None and turn[1] not in noted:
             continue
         terms = terms_of(_VOCATIVE_RE.sub("", text))
-        out.append(_Line(i, day, who, text, source, turn, Counter(terms), len(terms)))
+        out.append(_Line(i, offset, day, who, text, source, turn, Counter(terms), len(terms)))
     return out
 
 
@@ -232,7 +228,7 @@ def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list
     often said just after its subject: "Dad's surgery got pushed back. It's April 2 now."), `…`
     where others were left out; the whole text when it is short or no sentence holds one."""
     parts = [p for p in _SENTENCE_RE.split(text) if p.strip()]
-    if len(parts) < 3 and len(text) <= 300 or len(text) <= WHOLE:
+    if len(parts) < 3 and len(text) <= 300:
         return text
     matching = [n for n, part in enumerate(parts) if set(terms_of(part)) & wanted]
     if not matching:
@@ -249,13 +245,27 @@ def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list
     return " ".join(out)
 
 
-def head_lines(found: list[Answer], count: Callable[[str], int], room: int) -> list[Answer]:
-    """The answers that fit in `room` tokens under the `HEAD` line, taken in `found`'s order (the
-    best and the newest in turn), shown newest first."""
-    used, out = count(HEAD + "\n"), []
+def opening(found: list[Answer], render: Callable[[int, list[Answer]], str], count: Callable[[str], int],
+            room: int) -> tuple[list[tuple[int, str]], tuple[tuple[int, int], ...]]:
+    """The blocks that open a context of `room` tokens: the answers taken in `found`'s order
+    while the blocks they make fit (one that does not fit is passed over for the next), shown
+    newest first, a block for each run of answers from one hit (`render(hit, answers)`); each
+    block with its hit, and the (hit, offset) of every line shown."""
+    taken: list[Answer] = []
+    shown: list[tuple[int, str]] = []
     for answer in found:
-        cost = count(answer.shown() + "\n")
-        if used + cost <= room:
-            used += cost
-            out.append(answer)
-    return sorted(out, key=lambda a: (a.day or date.min, a.turn), reverse=True)
+        blocks = _blocks(taken + [answer], render)
+        if count("\n\n".join(text for _, text in blocks)) <= room:
+            taken.append(answer)
+            shown = blocks
+    return shown, tuple(sorted((a.hit, a.offset) for a in taken))
+
+
+def _blocks(taken: list[Answer], render: Callable[[int, list[Answer]], str]) -> list[tuple[int, str]]:
+    runs: list[tuple[int, list[Answer]]] = []
+    for answer in sorted(taken, key=lambda a: (a.day or date.min, a.turn), reverse=True):
+        if runs and runs[-1][0] == answer.hit:
+            runs[-1][1].append(answer)
+        else:
+            runs.append((answer.hit, [answer]))
+    return [(hit, render(hit, group)) for hit, group in runs]

@@ -41,7 +41,7 @@ from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, line_places, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
-from memflow.tasks.recall.answers import HEAD, Head, answers, head_lines
+from memflow.tasks.recall.answers import Head, answers, opening
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
 from memflow.tasks.recall.timeline import newest_first, newest_lines, within
@@ -260,8 +260,11 @@ def _unit(path: str, end_line: int, text: str, offset: int) -> tuple:
             cites, said, turn, turn and is_code(line))
 
 
-def block(result: SearchResult, offsets: list[int]) -> str:
-    """Header and the chosen lines, a gap marked between non-adjacent ones. Provenance links
+def block(result: SearchResult, offsets: list[int], texts: dict[int, str] | None = None,
+          section: bool = True) -> str:
+    """Header and the chosen lines, a gap marked between non-adjacent ones (`texts`: a line shown
+    in part, by offset: the sentences of it that answer, `…` for the others; `section`: the
+    header names the innermost heading, else only the path and date). Provenance links
     are written once: when every chosen line ends with a link into one source (a daily note's
     session log), the header names it (`<- [[session/dialog/x.jsonl]]`) and each line keeps
     only its anchor (`#L13`); `expand` writes the links out again."""
@@ -269,8 +272,8 @@ def block(result: SearchResult, offsets: list[int]) -> str:
     first, last = line_number(result, min(offsets)), line_number(result, max(offsets))
     # the innermost heading says what the lines are ("Facts", "Said by Melanie", a digest
     # node's subject); the note's title is in its path already
-    section = result.heading_path.split(" > ")[-1].lstrip("#").strip() if result.heading_path else ""
-    heading = f" {section}" if section else ""
+    name = result.heading_path.split(" > ")[-1].lstrip("#").strip() if result.heading_path and section else ""
+    heading = f" {name}" if name else ""
     tails = [_tail_link(lines[o]) for o in offsets]
     sources = {m.group(1) for m in tails if m}
     shared = next(iter(sources)) if len(sources) == 1 else None
@@ -282,7 +285,7 @@ def block(result: SearchResult, offsets: list[int]) -> str:
     for offset, tail in zip(offsets, tails):
         if previous is not None and offset != previous + 1:
             out.append(GAP)
-        line = lines[offset]
+        line = texts.get(offset, lines[offset]) if texts else lines[offset]
         if shared and tail:
             line = f"{line[:tail.start()].rstrip()} #{tail.group(2)}"
         out.append(line)
@@ -390,17 +393,30 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         return {offsets[k]: n for n, k in enumerate(order)}
 
     least = floor if callable(floor) else (lambda path: floor)
-    if line_floor is None:
-        sequence = Sequence(len(results), lambda i: least(results[i].path))
-    else:
-        def shown_least(line: str) -> int:
-            """The fewest tokens `line` costs as a block shows it (before its links, which
-            a block may write shorter), beyond the one the path's floor counts."""
-            links = line.find("[[")
-            return max(0, line_floor(line if links < 0 else line[:links]) - 1)
 
-        sequence = Sequence(len(results), lambda i: least(results[i].path),
-                            lambda i, unit: least(results[i].path) + shown_least(unit.own[2]))
+    def shown_least(line: str) -> int:
+        """The fewest tokens `line` costs as a block shows it (before its links, which a block
+        may write shorter), beyond the one the path's floor counts."""
+        links = line.find("[[")
+        return max(0, line_floor(line if links < 0 else line[:links]) - 1)
+
+    def new_sequence() -> Sequence:
+        if line_floor is None:
+            return Sequence(len(results), lambda i: least(results[i].path))
+        return Sequence(len(results), lambda i: least(results[i].path),
+                        lambda i, unit: least(results[i].path) + shown_least(unit.own[2]))
+
+    sequences: dict[tuple, Sequence] = {(): new_sequence()}
+
+    def after(shown: tuple[tuple[int, int], ...]) -> Sequence:
+        """The sequence of blocks after an opening that showed the lines `shown` (hit, offset):
+        those lines count as said, so no block shows them again."""
+        if shown not in sequences:
+            sequence = sequences[shown] = new_sequence()
+            for i, offset in shown:
+                unit = unit_of(results[i], offset)
+                sequence.add(unit if citations is None else through(unit))
+        return sequences[shown]
 
     @lru_cache(maxsize=None)
     def step(i: int, chosen: tuple[int, ...]) -> tuple[str, int]:
@@ -411,18 +427,26 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     found: list = []
 
+    def render(i: int, group: list) -> str:
+        lines = _split(results[i].text)
+        return block(results[i], [a.offset for a in group],
+                     {a.offset: lines[a.offset].replace(a.text, a.shown, 1) for a in group if a.shown != a.text},
+                     section=False)
+
+    def size(blocks: list[str]) -> int:
+        """Tokens of blocks joined by blank lines, at most (each blank line counted apart)."""
+        return sum(measure(text) for text in blocks) + 2 * len(blocks)
+
     def pack_with_head(budget: int) -> list[tuple[int, str]]:
         if not found:
             found.append(answers(results, weights, lambda text: _terms(text, tokenizer, False).split(),
                                  lambda i, o: line_number(results[i], o), head, window))
-        opening = head_lines(found[0], measure, min(budget, head.tokens))
-        if not opening:
-            return pack_into(budget)
-        text = "\n".join([HEAD, *(answer.shown() for answer in opening)])
-        left = budget - measure(text) - measure("\n\n")
-        return [(opening[0].hit, text), *(pack_into(left) if left > 0 else [])]
+        first, shown = opening(found[0], render, lambda text: size(text.split("\n\n")), min(budget, head.tokens))
+        left = budget - size([text for _, text in first])
+        return [*first, *(pack_into(left, after(shown)) if left > 0 else [])]
 
-    def pack_into(budget: int) -> list[tuple[int, str]]:
+    def pack_into(budget: int, sequence: Sequence | None = None) -> list[tuple[int, str]]:
+        sequence = sequence or sequences[()]
         while sequence.rung < budget:
             sequence.extend(next_rung(sequence.rung), units_of, step)
         texts: dict[int, str] = {}
