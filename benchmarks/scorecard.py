@@ -63,7 +63,7 @@ def lines(folder: Path) -> dict[str, float | None]:
         if "share" in profile:
             out["memright profile current share"] = profile["share"]
         if "stale_shown" in profile:
-            out["memright profile stale shown"] = float(len(profile["stale_shown"]))
+            out["memright profile stale shown"] = float(profile["stale_shown"])
     return out
 
 
