@@ -208,7 +208,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     hits = hit_packer(response.results, term_weights(settings, query), count_line_tokens,
                       settings.keyword_tokenizer, settings.pack_neighbours,
                       asked_window(settings, query, filters.as_of), line_citations(settings),
-                      block_floor, least_tokens, answer_head(settings, filters.as_of))(budget_tokens)
+                      block_floor, least_tokens, answer_head(settings, query, filters.as_of))(budget_tokens)
     results = [response.results[i] for i, _ in hits]
     attach_links(settings, results, filters=filters)
     packed = [text for _, text in hits]

@@ -38,6 +38,7 @@ def shown_in_part(line: str, source: list[str]) -> bool:
     if " … " not in f" {line} ":
         return False
     head, _, rest = line.partition(": ")
+    rest = re.sub(r"\s*\[\[[^\]]*\]\]$", "", rest)  # the link to the whole turn
     pieces = [p.strip() for p in rest.split("…") if p.strip()]
     for whole in source:
         if not whole.startswith(head):

@@ -218,7 +218,6 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
     transcript = Transcript(sample, settings, built)
     limit = max(max(ks), 100 if settings.pack_results else 30)  # packed hits are short: more fill a budget
     cited, t_cited = line_citations(settings), line_citations(transcript.settings)
-    head = answer_head(settings)
     rows = []
     for q in sample["qa"]:
         ids, malformed = parse_evidence(q.get("evidence", []))
@@ -244,7 +243,7 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
             packed = packed_cover(response.results, term_weights(settings, q["question"]),
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
                                   settings.pack_neighbours, cited, asked_window(settings, q["question"]),
-                                  head)
+                                  answer_head(settings, q["question"]))
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None, values))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget

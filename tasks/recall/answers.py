@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import zip_longest
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -42,10 +43,13 @@ ASSISTANT = 0.25  # an assistant's line scores this share: memory is of what the
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TAIL_LINK_RE = re.compile(r"\s*\[\[([^\[\]#|]+)#(L\d+)[^\[\]]*\]\]\s*$")
 _BULLET_RE = re.compile(r"^\s{0,1}[-*+]\s+")
-# a name said to the listener ("That's great news, Hannah!", "Jo, ..."): who is
-# addressed is not what the line is about
-_VOCATIVE_RE = re.compile(r"[,，]\s*[A-Z][a-z]+(?=\s*[!.?~…]+(?:\s|$)|\s*$)"
-                          r"|^[A-Z][a-z]+(?=\s*[,，])", re.MULTILINE)
+_SET_OFF = (",", "，")
+# The past forms of the auxiliaries and the copula (a closed class): a question asked with one
+# ("When did she paint it?", "Where was he living?") asks about an event or a past state.
+_PAST_AUXILIARIES = frozenset({"was", "were", "did", "had", "didn't", "wasn't", "weren't", "hadn't"})
+_PRESENT_AUXILIARIES = frozenset({"is", "are", "am", "do", "does", "has", "have", "can", "isn't", "aren't",
+                                  "don't", "doesn't", "hasn't", "haven't", "can't"})
+_WORD_RE = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,19 @@ class _Line:
     length: int
 
 
+def asks_now(question: str) -> bool:
+    """Does a question ask what holds now? Its first auxiliary or copula says: a past form
+    ("did", "was") asks about an event or a past state, where ranked evidence with its context
+    serves better than the newest lines; a present form, a contracted one ("what's") or none
+    (Chinese) asks what holds now."""
+    for word in _WORD_RE.findall(question.lower().replace("’", "'")):
+        if word in _PAST_AUXILIARIES:
+            return False
+        if word in _PRESENT_AUXILIARIES or word.endswith("'s"):
+            return True
+    return True
+
+
 def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Callable[[str], list[str]],
             line_of: Callable[[int, int], int], head: Head,
             window: tuple[date, date] | None = None) -> list[Answer]:
@@ -107,15 +124,29 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     if best <= 0:
         return []
     chosen = _no_echoes([line for line in lines if scored[line.turn] >= BAND * best], asked)
-    by_score = sorted(chosen, key=lambda x: -scored[x.turn])
+    by_score = _with_replies(sorted(chosen, key=lambda x: -scored[x.turn]), lines)
     by_day = sorted(chosen, key=lambda x: (x.day or date.min, x.turn), reverse=True)
-    order = dict.fromkeys(line.turn for pair in zip(by_score, by_day) for line in pair)
+    order = dict.fromkeys(line.turn for pair in zip_longest(by_score, by_day) for line in pair if line)
     followed = _followed(by_score[:FOLLOW], lines, set(order), asked, head.idf)
     order.update(dict.fromkeys(line.turn for line in followed))
-    lines_of = {line.turn: line for line in _not_restated(chosen + followed)}
-    order = [turn for turn in order if turn in lines_of]
+    lines_of = {line.turn: line for line in _not_restated(by_score + followed)}
     return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.turn], line.text,
-                   _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order)]
+                   _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order) if line]
+
+
+def _with_replies(ranked: list[_Line], lines: list[_Line]) -> list[_Line]:
+    """`ranked`, each line followed by the next line of its hit when someone other than the
+    assistant said it: in a conversation between people the answer is often the reply ("What
+    got you into running?" / "I've been running farther to de-stress"); an assistant's reply
+    is advice about what the user said, not what they said."""
+    at = {(line.hit, line.offset): line for line in lines}
+    out = []
+    for line in ranked:
+        out.append(line)
+        reply = at.get((line.hit, line.offset + 1))
+        if reply is not None and reply.who.lower() != "assistant":
+            out.append(reply)
+    return out
 
 
 def _bm25(lines: list[_Line], weights: dict[str, float]) -> dict[tuple[str, int], float]:
@@ -146,9 +177,27 @@ def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int]
         day, who, text, source, turn = found
         if head.as_of and day and day > head.as_of or noted is not None and turn[1] not in noted:
             continue
-        terms = terms_of(_VOCATIVE_RE.sub("", text))
+        terms = terms_of(f"{who}: {_unaddressed(text)}" if who else _unaddressed(text))
         out.append(_Line(i, offset, day, who, text, source, turn, Counter(terms), len(terms)))
     return out
+
+
+def _unaddressed(text: str) -> str:
+    """`text` without the names said to the listener ("Wow, Melanie, that's great!", "Hey
+    Hannah, ...", "Thanks, Jo!"): a capitalised word set off by punctuation, opening a sentence
+    or after its first word or a comma. Who is addressed is not what a line is about; who said
+    it is (the speaker counts as the index counts it)."""
+    out = []
+    for sentence in _SENTENCE_RE.split(text):
+        words = sentence.split()
+        out.append(" ".join(word for n, word in enumerate(words) if not _addressed(word, n, words)))
+    return " ".join(out)
+
+
+def _addressed(word: str, n: int, words: list[str]) -> bool:
+    bare = word.rstrip(",!?.，~…")
+    return bare != word and bare.isalpha() and bare[:1].isupper() and bare[1:].islower() \
+        and (n <= 1 or words[n - 1].endswith(_SET_OFF))
 
 
 def _read(result: SearchResult, line: str, number: int) -> tuple | None:

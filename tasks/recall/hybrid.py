@@ -29,7 +29,7 @@ from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, other_snapshots, watermark
-from memflow.tasks.recall.answers import Head
+from memflow.tasks.recall.answers import Head, asks_now
 from memflow.tasks.recall.evidence import evidence_first
 from memflow.tasks.recall.factkeys import fact_keys, read_out_links
 from memflow.tasks.recall.fusion import active_weights, rrf
@@ -224,10 +224,10 @@ def term_weights(settings: Settings, query: str) -> dict[str, float]:
     return keyword.idf(index, search_tokens(index, query, settings.keyword_tokenizer))
 
 
-def answer_head(settings: Settings, as_of: date | None = None) -> Head | None:
-    """What the opening of a packed context needs from this workspace (`answers.Head`), None
-    when `pack_answers_tokens` is 0."""
-    if not settings.pack_answers_tokens:
+def answer_head(settings: Settings, query: str, as_of: date | None = None) -> Head | None:
+    """What the opening of a packed context needs from this workspace (`answers.Head`); None
+    when `pack_answers_tokens` is 0 or the question asks about the past (`answers.asks_now`)."""
+    if not settings.pack_answers_tokens or not (as_of or asks_now(query)):
         return None
     return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of)
 

@@ -428,10 +428,12 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
     found: list = []
 
     def render(i: int, group: list) -> str:
-        lines = _split(results[i].text)
-        return block(results[i], [a.offset for a in group],
-                     {a.offset: lines[a.offset].replace(a.text, a.shown, 1) for a in group if a.shown != a.text},
-                     section=False)
+        """An opening block: a turn shown in part links to the whole of it."""
+        lines, path = _split(results[i].text), results[i].path
+        cut = {a.offset: lines[a.offset].replace(a.text, a.shown, 1)
+               + (f" [[{path}#L{a.turn[1]}]]" if path.endswith(".jsonl") else "")
+               for a in group if a.shown != a.text}
+        return block(results[i], [a.offset for a in group], cut, section=False)
 
     def size(blocks: list[str]) -> int:
         """Tokens of blocks joined by blank lines, at most (each blank line counted apart)."""
@@ -439,7 +441,7 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     def pack_with_head(budget: int) -> list[tuple[int, str]]:
         if not found:
-            found.append(answers(results, weights, lambda text: _terms(text, tokenizer, False).split(),
+            found.append(answers(results, weights, lambda text: _terms(text, tokenizer, True).split(),
                                  lambda i, o: line_number(results[i], o), head, window))
         first, shown = opening(found[0], render, lambda text: size(text.split("\n\n")), min(budget, head.tokens))
         left = budget - size([text for _, text in first])
