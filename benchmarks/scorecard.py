@@ -64,6 +64,8 @@ def lines(folder: Path) -> dict[str, float | None]:
             out["memright profile current share"] = profile["share"]
         if "stale_shown" in profile:
             out["memright profile stale shown"] = float(profile["stale_shown"])
+        if "stale_alone" in profile:
+            out["memright profile old value alone"] = float(profile["stale_alone"])
     return out
 
 

@@ -45,12 +45,13 @@ _NOT_WHO = frozenset({"Correction", "Note", "Update", "Todo", "Reminder", "Warni
 _ASSISTANT_RE = re.compile(r"^(Assistant|Tool|System): ", re.IGNORECASE)  # a role, as chat logs write it
 
 
-def note_facts(note: Note) -> list[Evidence]:
+def note_facts(note: Note, procedures: bool = True) -> list[Evidence]:
     """Facts of a daily note worth remembering: its bullet lines (provenance links stripped).
 
     Who said it counts: questions and requests are not facts; in a section of another speaker's
     words a named speaker's line is a fact about them, and the assistant's words are kept only
-    as how-to knowledge (a procedure), never as a fact about the user."""
+    as how-to knowledge (a procedure), never as a fact about the user (`procedures=False`: not
+    at all)."""
     facts = []
     kind = "own"
     for offset, line in enumerate(note.body.split("\n")):
@@ -64,7 +65,7 @@ def note_facts(note: Note) -> list[Evidence]:
         text = plain(match.group(1))
         if kind == "others" and _ASSISTANT_RE.match(text):
             text = _ASSISTANT_RE.sub("", text)
-            if subject_of(text).bucket != "procedure":
+            if not procedures or subject_of(text).bucket != "procedure":
                 continue
         if len(text) >= 3 and is_memory(speaker(text)[1]):
             facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))

@@ -215,8 +215,13 @@ def profile_result(settings: Settings, questions: list[dict]) -> dict:
                                             if value in (q.get("stale") or [])]}
              for value in sorted({v for q in questions for v in q.get("stale") or [] if v in text})]
     share = round(len(met) / len(asked), 4) if asked else 0.0
+    # a value an update, chain or stable question calls stale, on a line that does not say its
+    # current value too ("Brisbane lasted a month, she took the Perth job" says both): wrong now
+    lines = text.split("\n")
+    alone = sorted({f"{value} ({q['id']} {q['kind']})" for q in asked for value in q.get("stale") or []
+                    for line in lines if value in line and not any(c in line for c in q["current"])})
     return {"questions": len(asked), "met": len(met), "share": share, "met_ids": met,
-            "stale_shown": stale, "tokens": count_tokens(text)}
+            "stale_shown": stale, "stale_alone": alone, "tokens": count_tokens(text)}
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -248,6 +253,7 @@ def profile_summary(per_scenario: dict[str, dict]) -> dict:
     return {"budget": PROFILE_BUDGET, "kinds": list(PROFILE_KINDS), "questions": asked, "met": met,
             "share": round(met / asked, 4) if asked else 0.0,
             "stale_shown": sum(len(p["stale_shown"]) for p in per_scenario.values()),
+            "stale_alone": sum(len(p.get("stale_alone", [])) for p in per_scenario.values()),
             "scenarios": per_scenario}
 
 
@@ -336,4 +342,7 @@ def report_lines(summary: dict, out: str = "") -> list[str]:
     lines.append(f"profile@{profile['budget']}: current of update/chain/stable {profile['met']}/"
                  f"{profile['questions']} = {profile['share']:.3f} ({per or 'no life-* scenario'}); "
                  f"stale shown: {'; '.join(stale) if stale else 'none'}")
+    alone = [f"{name} {value}" for name, p in profile["scenarios"].items() for value in p.get("stale_alone", [])]
+    lines.append(f"profile@{profile['budget']}: a changed fact's old value on a line without its current one: "
+                 f"{'; '.join(alone) if alone else 'none'}")
     return lines
