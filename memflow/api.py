@@ -197,6 +197,7 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
         answer_head,
         asked_window,
         attach_links,
+        follow_values,
         hit_packer,
         line_citations,
         term_weights,
@@ -205,11 +206,13 @@ def search(query: str, workspace: WorkspaceArg = None, limit: int = 5, min_score
     # enough candidates to fill the budget; links only for the hits that make it into the context
     response = run_search(settings, query, max(limit, budget_tokens // 20, ANSWER_POOL), min_score, filters, explain,
                           link_limit=0)
-    hits = hit_packer(response.results, term_weights(settings, query), count_line_tokens,
+    head = answer_head(settings, query, filters.as_of)
+    candidates = response.results + (follow_values(settings, query, response.results, filters) if head else [])
+    hits = hit_packer(candidates, term_weights(settings, query), count_line_tokens,
                       settings.keyword_tokenizer, settings.pack_neighbours,
                       asked_window(settings, query, filters.as_of), line_citations(settings),
-                      block_floor, least_tokens, answer_head(settings, query, filters.as_of))(budget_tokens)
-    results = [response.results[i] for i, _ in hits]
+                      block_floor, least_tokens, head)(budget_tokens)
+    results = [candidates[i] for i, _ in hits]
     attach_links(settings, results, filters=filters)
     packed = [text for _, text in hits]
     return response.model_copy(update={"results": results, "packed": packed,

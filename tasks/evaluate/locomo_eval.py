@@ -37,6 +37,7 @@ from memflow.tasks.recall import (
     answer_head,
     asked_window,
     expand,
+    follow_values,
     line_citations,
     packer,
     render_compact,
@@ -240,10 +241,11 @@ def evaluate_sample(sample: dict, settings: Settings, ks: list[int], budgets: li
         if evidence:
             sessions = [cited_sessions(t, logs) | {session_of(c) for c in cov}
                         for t, cov in zip(shown, cover)]
-            packed = packed_cover(response.results, term_weights(settings, q["question"]),
+            head = answer_head(settings, q["question"])
+            followed = follow_values(settings, q["question"], response.results) if head else []
+            packed = packed_cover(response.results + followed, term_weights(settings, q["question"]),
                                   settings.keyword_tokenizer, lambda b: cover_of(expand(b)),
-                                  settings.pack_neighbours, cited, asked_window(settings, q["question"]),
-                                  answer_head(settings, q["question"]))
+                                  settings.pack_neighbours, cited, asked_window(settings, q["question"]), head)
             row.update(score(cover, shown, evidence, ks, budgets, lambda i, t: cover_of(t), sessions,
                              packed if settings.pack_results else None, values))
             hits = baseline.search(q["question"], 200)  # enough turns to fill every budget

@@ -14,6 +14,7 @@ from memflow.tasks.recall.hybrid import (
     answer_head,
     asked_window,
     attach_links,
+    follow_values,
     line_citations,
     noted_turns,
     search,
@@ -31,4 +32,4 @@ from memflow.tasks.recall.presenting import (
 
 __all__ = ["search", "IndexMissing", "render_result", "render_response", "render_compact",
            "tool_call_messages", "results_table", "recent_notes", "note_context", "pack", "packer",
-           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations", "term_idf", "noted_turns", "answer_head"]
+           "hit_packer", "expand", "term_weights", "attach_links", "asked_window", "line_citations", "term_idf", "noted_turns", "answer_head", "follow_values"]

@@ -228,18 +228,23 @@ def _read(result: SearchResult, line: str, number: int) -> tuple | None:
 
 def _followed(sources: list[_Line], lines: list[_Line], taken: set, asked: frozenset[str],
               idf: Callable[[str], float]) -> list[_Line]:
-    """The lines said after one of `sources` that name one of its values (a term of it the
-    question does not hold, as rare in the workspace as the question's terms are on the
-    median): "we moved from Leeds" after "I live in Leeds"; newest first."""
-    rare = sorted(idf(t) for t in asked)
-    floor = rare[len(rare) // 2] if rare else 0.0
+    """The lines said after one of `sources` that name one of its values (`values`): "we
+    moved from Leeds" after "I live in Leeds"; newest first."""
     out = []
     for source in sources:
-        values = {t for t in source.counts if t not in asked and idf(t) >= floor}
+        named = set(values(source.counts, asked, idf))
         out += [line for line in lines if line.turn not in taken and source.day and line.day
-                and line.day > source.day and values.intersection(line.counts)]
+                and line.day > source.day and named.intersection(line.counts)]
         taken.update(line.turn for line in out)
     return sorted(out, key=lambda x: (x.day, x.turn), reverse=True)
+
+
+def values(terms, asked, idf: Callable[[str], float]) -> list[str]:
+    """The values a line answering a question names: the rarer half (in the workspace) of its
+    terms that the question does not hold, rarest first (a place, a name, a number say more
+    than the words around them)."""
+    rarest = sorted((t for t in dict.fromkeys(terms) if t not in asked and idf(t) > 0), key=idf, reverse=True)
+    return rarest[:max(1, (len(rarest) + 1) // 2)]
 
 
 def _not_restated(lines: list[_Line]) -> list[_Line]:

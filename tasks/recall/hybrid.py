@@ -12,7 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +22,14 @@ import pyarrow.compute as pc
 from memflow.schemas.recall import Filters, LinkInfo, SearchResponse, SearchResult
 from memflow.schemas.notes import tag_list
 from memflow.schemas.settings import Settings
-from memflow.tasks.ground.markdown import FACT_DATE_RE, line_text, parse_anchor, searchable_text
+from memflow.tasks.ground.markdown import FACT_DATE_RE, line_date, line_text, parse_anchor, searchable_text
 from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import speaker_mask
 from memflow.tasks.ground.tokenize import query_tokens, tokenize
 from memflow.tasks.ground.transcript import message_line
 from memflow.tasks.ground.workspace import Layout, PathError, date_of, layout, safe_path, today_in
 from memflow.tasks.index import keyword_dir, other_snapshots, watermark
-from memflow.tasks.recall.answers import Head, asks_now
+from memflow.tasks.recall.answers import Head, asks_now, values
 from memflow.tasks.recall.evidence import evidence_first
 from memflow.tasks.recall.factkeys import fact_keys, read_out_links
 from memflow.tasks.recall.fusion import active_weights, rrf
@@ -230,6 +230,40 @@ def answer_head(settings: Settings, query: str, as_of: date | None = None) -> He
     if not settings.pack_answers_tokens or not (as_of or asks_now(query)):
         return None
     return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of)
+
+
+FOLLOWED_HITS = 5  # the most hits a search for a value said later adds
+
+
+def follow_values(settings: Settings, query: str, results: list[SearchResult],
+                  filters: Filters | None = None) -> list[SearchResult]:
+    """The hits of a second search, dated after the line that answers `query` best (of its top
+    hits), for the three rarest values that line names (`answers.values`: "I live in Leeds" -> a later "we
+    left Leeds for Bristol", which holds no word of "where does the user live?"). Hits
+    `results` holds already are left out; `filters` (`as_of`, `until`) hold for the second
+    search too."""
+    from memflow.tasks.recall.packing import line_scores
+
+    weights = term_weights(settings, query)
+    best, day, score = "", None, 0.0
+    for result in results[:3]:
+        for line, value in zip(result.text.split("\n"), line_scores(result, weights, settings.keyword_tokenizer)):
+            if value > score:
+                best, day, score = line, line_date(line) or result.date, value
+    if not best or day is None:
+        return []
+    named = set(values(tokenize(searchable_text(best), settings.keyword_tokenizer), weights, term_idf(settings))[:3])
+    words = [w for w in dict.fromkeys(_WORD_RE.findall(searchable_text(best)))
+             if named.intersection(tokenize(w, settings.keyword_tokenizer))]
+    if not words:
+        return []
+    later = (filters or Filters()).model_copy(update={"since": day + timedelta(days=1)})
+    seen = {r.id for r in results}
+    found = search(settings, " ".join(words), FOLLOWED_HITS, 0.0, later, link_limit=0, with_watermark=False)
+    return [r for r in found.results if r.id not in seen]
+
+
+_WORD_RE = re.compile(r"\w[\w.:/%€$£-]*\w|\w")
 
 
 def term_idf(settings: Settings) -> Callable[[str], float]:

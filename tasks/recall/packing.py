@@ -445,7 +445,12 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
                                  lambda i, o: line_number(results[i], o), head, window))
         first, shown = opening(found[0], render, lambda text: size(text.split("\n\n")), min(budget, head.tokens))
         left = budget - size([text for _, text in first])
-        return [*first, *(pack_into(left, after(shown)) if left > 0 else [])]
+        packed = [*first, *(pack_into(left, after(shown)) if left > 0 else [])]
+        if len(packed) == len(first):
+            return packed
+        # a block after the opening with a newer line answering the same question goes before it
+        order = newest_first([text for _, text in packed], tokenizer, window, asked)
+        return [packed[n] for n in order]
 
     def pack_into(budget: int, sequence: Sequence | None = None) -> list[tuple[int, str]]:
         sequence = sequence or sequences[()]
