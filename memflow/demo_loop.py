@@ -15,6 +15,9 @@ from importlib import resources
 from pathlib import Path
 
 
+DEMO_BUDGET = 200  # tokens: a context an agent can afford on every turn
+
+
 def sample() -> dict:
     return json.loads(resources.files("memflow.samples").joinpath("conversations.json").read_text("utf-8"))
 
@@ -46,7 +49,7 @@ def demo(workspace: str | Path | None = None, keep: bool = False, out=print) -> 
 
 def _run(root: Path, out) -> Path:
     from memflow import api
-    from memflow.tasks.recall import render_result
+    from memflow.tasks.recall import expand
 
     started = time.perf_counter()
     api.init(root)
@@ -65,13 +68,11 @@ def _run(root: Path, out) -> Path:
         f"backlog: {dream.notes_left} notes")
     for rel in dream.files_written:
         out(f"  wrote {rel}")
-    out("\n== 4. recall")
+    out(f"\n== 4. recall: what an agent gets in {DEMO_BUDGET} tokens (the lines that answer, newest first)")
     for query in data["searches"]:
-        response = api.search(query, settings, limit=2)
-        out(f"\n>>> memflow search {query!r}   (vector_hits={response.vector_hits} "
-            f"keyword_hits={response.keyword_hits})")
-        for result in response.results:
-            out(render_result(result))
+        response = api.search(query, settings, budget_tokens=DEMO_BUDGET)
+        out(f"\n>>> memflow search {query!r} --budget {DEMO_BUDGET}   ({response.packed_tokens} tokens)")
+        out("\n\n".join(expand(block) for block in response.packed) or "(nothing found)")
     out(f"\n== done in {time.perf_counter() - started:.1f}s")
     return root
 

@@ -2,21 +2,25 @@
 
 An agent asking "where does the user live?" must get the current value before any older one,
 whether or not the dream consolidated it. Search ranks chunks (transcript windows, notes,
-digest nodes) by relevance; this module reads the lines of the ranked candidates and picks the
-ones that answer the question:
-- a line's score is the summed idf of the question's terms it holds (`packing.line_scores`);
-  the lines scoring at least `BAND` of the best one answer it;
-- a later line that names a value of an answering line (a term of that line that the question
-  does not hold and that is rare in the workspace: "we moved from Leeds" after "I live in
-  Leeds") answers it too, if it is in the candidates: values are followed forward in time;
-- a line is shown once: a daily line and the turn it cites are one line (the shorter is kept);
-  an assistant line whose matching terms a user line of the same day already holds (an echo)
-  is left out; code, logs and lines a consolidated fact replaced are left out;
-- the answering lines come newest first, each with its date, who said it and its source; an
-  older value therefore follows the newer one as history, never alone when a newer one is
-  among them.
-Lines are cut to the sentences that hold the question's terms or a followed value, so a small
-budget holds several answers instead of one long message.
+digest nodes) by relevance; this module reads the lines of the ranked candidates again, one by
+one, and picks the ones that answer the question:
+- a line scores BM25 over the candidate lines for the question's terms (who said it counts as
+  the index counts a speaker; a name said to the listener does not count; a piece of a long
+  message also scores `CONTEXT` for the question's terms its other pieces hold; an assistant's
+  line scores `ASSISTANT` of it unless the question names the assistant);
+- the lines scoring `BAND` of the best and holding a word of the question (not only its
+  speaker) answer it, but a turn capture found nothing in (a greeting, thanks: no note line
+  cites it), code, and a line the digest replaced do not, nor an assistant line echoing the
+  words of a user line of that day;
+- a budget takes them the best and the newest (of those scoring `NEWEST_BAND` of the best) in
+  turn, each best one with the reply of another person to it (not the assistant's), then the
+  later lines naming a value of the best line (`values`: "we moved out of Leeds" after "I live
+  in Leeds"; `recall.follow_values` searches for them);
+- what a budget takes is shown newest first, each line with its date and source, so an older
+  value follows a newer one as history, never alone when the newer one is among them; a line
+  is cut to the sentences holding a question's word and the `AFTER` sentences after each.
+A question asked in the past tense ("when did ...", `asks_now`) is not opened this way: it asks
+about an event, which ranked evidence with its neighbours answers better (`recall.answer_head`).
 """
 
 from __future__ import annotations
@@ -30,15 +34,19 @@ from datetime import date
 
 from memflow.schemas.recall import SearchResult
 from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date
+from memflow.tasks.ground.speakers import MARK, speaker_tokens
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.recall.replaced import is_replaced
 from memflow.tasks.recall.timeline import within
 
 AFTER = 2  # sentences kept after one holding a question's term (the value follows its subject)
+NEWEST_BAND = 0.7  # of the best line's score: the answers the newest of which goes in early
 BAND = 0.3  # of the best line's score: the lines that answer the question
 K1, B = 1.2, 0.75  # BM25 over the candidate lines
 FOLLOW = 1  # the best lines whose values are followed forward
+CONTEXT = 0.5  # of a term's weight, for a piece whose message holds it in another piece
 ASSISTANT = 0.25  # an assistant's line scores this share: memory is of what the user said
+ASSISTANT_MARKS = frozenset(speaker_tokens("assistant"))  # a question naming the assistant as its speaker
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _TAIL_LINK_RE = re.compile(r"\s*\[\[([^\[\]#|]+)#(L\d+)[^\[\]]*\]\]\s*$")
@@ -89,6 +97,11 @@ class _Line:
     turn: tuple[str, int]
     counts: dict[str, int]  # its terms and how often each occurs
     length: int
+    part: int = 0  # a piece of a long message: which one (the turn is the whole message)
+
+    @property
+    def key(self) -> tuple:
+        return (*self.turn, self.part)
 
 
 def asks_now(question: str) -> bool:
@@ -119,46 +132,60 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     if window is not None:
         inside = [line for line in lines if line.day and within(line.day, window)]
         lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
-    scored = _bm25(lines, weights)
+    assistant = 1.0 if asked & ASSISTANT_MARKS else ASSISTANT  # unless the question names it
+    scored = _bm25(lines, weights, assistant)
     best = max(scored.values(), default=0.0)
     if best <= 0:
         return []
-    chosen = _no_echoes([line for line in lines if scored[line.turn] >= BAND * best], asked)
-    by_score = _with_replies(sorted(chosen, key=lambda x: -scored[x.turn]), lines)
-    by_day = sorted(chosen, key=lambda x: (x.day or date.min, x.turn), reverse=True)
-    order = dict.fromkeys(line.turn for pair in zip_longest(by_score, by_day) for line in pair if line)
+    said = frozenset(t for t in asked if not t.startswith(MARK))  # what is asked, not who said it
+    chosen = _no_echoes([line for line in lines if scored[line.key] >= BAND * best
+                         and said.intersection(line.counts)], asked, assistant < 1.0)
+    by_score = _with_replies(sorted(chosen, key=lambda x: -scored[x.key]), lines)
+    by_day = sorted((x for x in chosen if scored[x.key] >= NEWEST_BAND * best),
+                    key=lambda x: (x.day or date.min, x.turn), reverse=True)
+    order = dict.fromkeys(line.key for pair in zip_longest(by_score, by_day) for line in pair if line)
     followed = _followed(by_score[:FOLLOW], lines, set(order), asked, head.idf)
-    order.update(dict.fromkeys(line.turn for line in followed))
-    lines_of = {line.turn: line for line in _not_restated(by_score + followed)}
-    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.turn], line.text,
+    order.update(dict.fromkeys(line.key for line in followed))
+    lines_of = {line.key: line for line in _not_restated(by_score + followed)}
+    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.key], line.text,
                    _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order) if line]
 
 
 def _with_replies(ranked: list[_Line], lines: list[_Line]) -> list[_Line]:
-    """`ranked`, each line followed by the next line of its hit when someone other than the
-    assistant said it: in a conversation between people the answer is often the reply ("What
-    got you into running?" / "I've been running farther to de-stress"); an assistant's reply
-    is advice about what the user said, not what they said."""
+    """`ranked`, each line followed by the next line of its hit when another speaker than its
+    own, and not the assistant, said it: in a conversation between people the answer is often
+    the reply ("What got you into running?" / "I've been running farther to de-stress"); an
+    assistant's reply is advice about what the user said, not what they said."""
     at = {(line.hit, line.offset): line for line in lines}
     out = []
     for line in ranked:
         out.append(line)
         reply = at.get((line.hit, line.offset + 1))
-        if reply is not None and reply.who.lower() != "assistant":
+        if reply is not None and reply.who.lower() not in ("assistant", line.who.lower()):
             out.append(reply)
     return out
 
 
-def _bm25(lines: list[_Line], weights: dict[str, float]) -> dict[tuple[str, int], float]:
+def _bm25(lines: list[_Line], weights: dict[str, float], assistant: float = ASSISTANT) -> dict[tuple, float]:
     """Each line's BM25 score for the question among the candidate lines (their lengths), an
-    assistant's line at `ASSISTANT` of it: memory is of what the user said."""
+    assistant's line at `assistant` of it: memory is of what the user said. A piece of a long
+    message also scores `CONTEXT` of the weights of the question's terms that only the other
+    pieces of its message hold ("Back on Stakpraith today" opens the message whose fourth piece
+    says "Niflund processes 2008 records per batch")."""
     mean = sum(line.length for line in lines) / max(len(lines), 1) or 1.0
+    message: dict[tuple, set[str]] = {}
+    for line in lines:
+        if line.part:
+            message.setdefault(line.turn, set()).update(line.counts)
     out = {}
     for line in lines:
         norm = K1 * (1 - B + B * line.length / mean)
         score = sum(w * line.counts[t] * (K1 + 1) / (line.counts[t] + norm)
                     for t, w in weights.items() if t in line.counts)
-        out[line.turn] = score * (ASSISTANT if line.who.lower() == "assistant" else 1.0)
+        if line.part:
+            score += CONTEXT * sum(w for t, w in weights.items()
+                                   if t not in line.counts and t in message[line.turn])
+        out[line.key] = score * (assistant if line.who.lower() == "assistant" else 1.0)
     return out
 
 
@@ -178,7 +205,9 @@ def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int]
         if head.as_of and day and day > head.as_of or noted is not None and turn[1] not in noted:
             continue
         terms = terms_of(f"{who}: {_unaddressed(text)}" if who else _unaddressed(text))
-        out.append(_Line(i, offset, day, who, text, source, turn, Counter(terms), len(terms)))
+        piece = piece_of(line) if result.path.endswith(".jsonl") else None
+        out.append(_Line(i, offset, day, who, text, source, turn, Counter(terms), len(terms),
+                         piece[1] if piece else 0))
     return out
 
 
@@ -233,9 +262,9 @@ def _followed(sources: list[_Line], lines: list[_Line], taken: set, asked: froze
     out = []
     for source in sources:
         named = set(values(source.counts, asked, idf))
-        out += [line for line in lines if line.turn not in taken and source.day and line.day
+        out += [line for line in lines if line.key not in taken and source.day and line.day
                 and line.day > source.day and named.intersection(line.counts)]
-        taken.update(line.turn for line in out)
+        taken.update(line.key for line in out)
     return sorted(out, key=lambda x: (x.day, x.turn), reverse=True)
 
 
@@ -257,18 +286,23 @@ def _not_restated(lines: list[_Line]) -> list[_Line]:
 
 
 def _one_per_turn(lines: list[_Line]) -> list[_Line]:
-    """One line per turn: of a daily line and the turn it cites, the turn (its whole text)."""
+    """One line per turn (per piece of a long one): of a daily line and the turn it cites, the
+    turn (its whole text)."""
     best: dict[tuple, _Line] = {}
     for line in lines:
-        held = best.get(line.turn)
+        key = line.key
+        held = best.get(key)
         if held is None or (line.source.endswith(".jsonl#L%d" % line.turn[1]) and not held.source.endswith(
                 ".jsonl#L%d" % held.turn[1])):
-            best[line.turn] = line
+            best[key] = line
     return list(best.values())
 
 
-def _no_echoes(lines: list[_Line], asked: frozenset[str]) -> list[_Line]:
-    """Without an assistant line whose question terms a user line of the same day holds too."""
+def _no_echoes(lines: list[_Line], asked: frozenset[str], drop: bool = True) -> list[_Line]:
+    """Without an assistant line whose question terms a user line of the same day holds too
+    (all of them when not `drop`: the question asks what the assistant said)."""
+    if not drop:
+        return lines
     said: dict[date | None, set[str]] = {}
     for line in lines:
         if line.who.lower() != "assistant":
