@@ -141,3 +141,18 @@ def test_the_tense_of_a_question_is_its_first_auxiliary():
     assert asks_now("他现在住在哪里？")  # no English auxiliary: what holds now
     assert not asks_now("When did Melanie paint a sunrise?")
     assert not asks_now("Where was Rachel living in February?")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_what_a_budget_packs_every_larger_budget_packs_with_the_opening(settings, seed):
+    """The opening and the blocks after it are one sequence: a larger budget holds every line a
+    smaller one held (a line shown in part counts by its kept words)."""
+    question, values = changed_fact(settings, seed, steps=4)
+    rng, v = make_vocab(seed + 1)
+    asked = [question, f"What is my {pick(rng, v, 'filler')}?", question.replace("Where is my", "Is my")]
+    for q in asked:
+        held: set[str] = set()
+        for budget in (60, 120, 200, 300, 400, 500, 700, 1000, 1500):
+            lines = {re.sub(r"\s*\[\[[^\]]*\]\]$", "", line) for line in lines_of(api.search(q, settings, budget_tokens=budget).packed)}
+            assert held <= lines, (q, budget, held - lines)
+            held = lines

@@ -117,6 +117,30 @@ def test_every_locomo_question_keeps_its_context_as_the_budget_grows(locomo_work
             before = now
 
 
+def test_every_locomo_question_keeps_its_context_with_its_opening(locomo_workspace):
+    """As the API packs: the lines answering the question open the context (`answer_head`,
+    with the values followed forward); a larger budget still holds every line a smaller one did
+    (a line shown in part counts by its kept words)."""
+    from memflow.tasks.recall import answer_head, follow_values
+
+    ws, sample = locomo_workspace
+    settings = api.settings_for(ws)
+    for q in sample["qa"][:80]:
+        results = search(settings, q["question"], limit=100, link_limit=0, with_watermark=False).results
+        head = answer_head(settings, q["question"])
+        results += follow_values(settings, q["question"], results) if head else []
+        pack = packer(results, term_weights(settings, q["question"]), count_tokens,
+                      settings.keyword_tokenizer, settings.pack_neighbours, head=head)
+        before: set = set()
+        for budget in BUDGETS:
+            blocks = pack(budget)
+            assert count_tokens("\n\n".join(blocks)) <= budget
+            now = {(re.match(r"\[(.+?):", b).group(1), re.sub(r"\s*\[\[[^\]]*\]\]$", "", line))
+                   for b in blocks for line in expand(b).split("\n")[1:] if line != "…"}
+            assert before <= now, (q["question"], budget, sorted(before - now)[:3])
+            before = now
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_floor_on_block_cost_packs_the_same_and_looks_at_fewer_hits(seed):
     """`floor`: hits not yet shown are not looked at once less than a block's least cost is

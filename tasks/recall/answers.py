@@ -334,18 +334,23 @@ def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list
 
 
 def opening(found: list[Answer], render: Callable[[int, list[Answer]], str], count: Callable[[str], int],
-            room: int) -> tuple[list[tuple[int, str]], tuple[tuple[int, int], ...]]:
-    """The blocks that open a context of `room` tokens: the answers taken in `found`'s order
-    while the blocks they make fit (one that does not fit is passed over for the next), shown
-    newest first, a block for each run of answers from one hit (`render(hit, answers)`); each
-    block with its hit, and the (hit, offset) of every line shown."""
+            room: int, most: int) -> tuple[list[tuple[int, str]], tuple[tuple[int, int], ...]]:
+    """The blocks that open a context of `room` tokens: the answers in `found`'s order while
+    the blocks they make fit, shown newest first, a block for each run of answers from one hit
+    (`render(hit, answers)`); each block with its hit, and the (hit, offset) of every line
+    shown. An answer that alone takes more than `most` tokens (the most an opening takes) is
+    passed over; any other ends the opening where it does not fit, so what a budget opens with,
+    every larger budget opens with too."""
     taken: list[Answer] = []
     shown: list[tuple[int, str]] = []
     for answer in found:
+        if count(render(answer.hit, [answer])) > most:
+            continue
         blocks = _blocks(taken + [answer], render)
-        if count("\n\n".join(text for _, text in blocks)) <= room:
-            taken.append(answer)
-            shown = blocks
+        if count("\n\n".join(text for _, text in blocks)) > room:
+            break
+        taken.append(answer)
+        shown = blocks
     return shown, tuple(sorted((a.hit, a.offset) for a in taken))
 
 

@@ -443,10 +443,16 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         if not found:
             found.append(answers(results, weights, lambda text: _terms(text, tokenizer, True).split(),
                                  lambda i, o: line_number(results[i], o), head, window))
-        first, shown = opening(found[0], render, lambda text: size(text.split("\n\n")), min(budget, head.tokens))
-        left = budget - size([text for _, text in first])
-        packed = [*first, *(pack_into(left, after(shown)) if left > 0 else [])]
-        if len(packed) == len(first):
+        # one sequence for every budget: the whole opening (at most `head.tokens`), then the blocks;
+        # a budget holds the longest prefix of it that fits, so a larger one loses nothing
+        measured = lambda text: size(text.split("\n\n"))  # noqa: E731
+        whole, shown = opening(found[0], render, measured, head.tokens, head.tokens)
+        room = size([text for _, text in whole])
+        if budget < room:
+            return opening(found[0], render, measured, budget, head.tokens)[0] or pack_into(budget)
+        left = budget - room
+        packed = [*whole, *(pack_into(left, after(shown)) if left > 0 else [])]
+        if len(packed) == len(whole):
             return packed
         # a block after the opening with a newer line answering the same question goes before it
         order = newest_first([text for _, text in packed], tokenizer, window, asked)
