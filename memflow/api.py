@@ -371,8 +371,10 @@ def proactive(workspace: WorkspaceArg = None, date=None) -> dict:
 
 def profile(workspace: WorkspaceArg = None, budget_tokens: int = 300) -> dict:
     """Who the user is, for a system prompt: the current facts about the user and the people
-    they named (from the digest, then daily notes not consolidated yet), newest first, each
-    with its date and source link, within `budget_tokens` (cl100k). No model is called.
+    they named (from the digest, then daily statements no later one speaks to), newest first,
+    each with its date and source link, within `budget_tokens` (cl100k). With a chat model set,
+    the model words the profile from those facts, each line checked against the facts it cites
+    (`tasks.dream.profile.model_profile`); without one no model is called.
     Returns {"text": Markdown, "facts": [{"date", "who", "text", "source"}]}."""
     from dataclasses import asdict
 

@@ -32,6 +32,18 @@ class Unit(BaseModel):
     split: bool = False  # one of several statements of one line (they share its source link)
 
 
+class ProfileLine(BaseModel):
+    """One line of a profile a chat model writes: what holds now, and the numbers of the facts
+    it was given that say so."""
+
+    text: str = Field(min_length=1)
+    facts: list[int] = Field(min_length=1)
+
+
+class ProfileReply(BaseModel):
+    lines: list[ProfileLine]
+
+
 class ExtractResult(BaseModel):
     units: list[Unit]
 

@@ -93,3 +93,35 @@ def test_profile_names_the_people_who_said_their_facts(settings, seed):
     shown = api.profile(settings)["text"]
     assert f"{first}: I moved to {place}" in shown
     assert f"{second}: My kids love {craft.lower()}" in shown
+
+
+def test_with_a_chat_model_the_model_words_the_profile_from_the_current_facts(model_settings, fake_model):
+    """The model is given the current facts, numbered; a line it writes is kept when it cites
+    given facts and every number and name in it is in them; an invented value or a citation of
+    a fact it was not given leaves the line out."""
+    rng = random.Random(11)
+    old, new, pet = (w.title() for w in words(rng, 3))
+    offline_settings = model_settings.model_copy(update={"chat_model": ""})  # notes by the offline writer
+    api.capture(said("2026-03-02", f"I live in {old}. My cat {pet} is three years old."), "s1", offline_settings)
+    api.capture(said("2026-03-09", f"I live in {new} now."), "s2", offline_settings)
+    offline = api.profile(offline_settings)
+    assert f"I live in {new}" in offline["text"] and old not in offline["text"]
+
+    def reply(messages):
+        given = messages[-1]["content"]
+        number = {line.split(" ", 1)[0][1:]: line for line in given.split("\n")}
+        lives = next(n for n, line in number.items() if new in line)
+        cat = next(n for n, line in number.items() if pet in line)
+        return json.dumps({"lines": [
+            {"text": f"Lives in {new}.", "facts": [int(lives)]},
+            {"text": f"Has a cat, {pet}, aged three.", "facts": [int(cat)]},
+            {"text": f"Works at {words(rng, 1)[0].title()} Labs.", "facts": [int(lives)]},  # invented
+            {"text": f"Lives in {new}.", "facts": [99]}]})  # cites nothing it was given
+    fake_model.default_chat = reply
+    found = api.profile(model_settings)
+    lines = found["text"].split("\n")[1:]
+    assert [line.split(": ", 1)[1].split(" [[")[0] for line in lines] == [f"Lives in {new}.",
+                                                                          f"Has a cat, {pet}, aged three."]
+    assert all(f["source"].startswith("daily/") for f in found["facts"])
+    assert found["facts"][0]["date"] == "2026-03-09" and found["facts"][1]["date"] == "2026-03-02"
+    assert count_tokens(found["text"]) <= 300

@@ -34,6 +34,8 @@ PERSON = "person:"
 USER = "the-user"
 MIN_WORDS = 4  # fewer words are a fragment ("Mochi I mean", "we forgot today")
 MASK = "[secret masked]"  # what capture leaves of a secret (`capture.secrets`)
+HEADER = "# Profile (newest first)"
+MODEL_SHARE = 3  # a model is given the facts of a profile this many times the budget, to word it shorter
 
 
 @dataclass(frozen=True)
@@ -129,12 +131,26 @@ def _later(said: list, m: int, n: int) -> bool:
 
 
 def build_profile(lay: Layout, settings: Settings, budget_tokens: int = 300) -> tuple[str, list[ProfileFact]]:
-    """(the profile as Markdown within `budget_tokens`, the facts it shows), newest first."""
+    """(the profile as Markdown within `budget_tokens`, the facts it shows), newest first; with a
+    chat model, the model writes it from the current facts (`model_profile`)."""
+    if settings.chat_model:
+        chosen = current_facts(lay, settings, MODEL_SHARE * budget_tokens)
+        return model_profile(settings, chosen, budget_tokens)
+    return render(current_facts(lay, settings, budget_tokens), budget_tokens)
+
+
+def render(kept: list[ProfileFact], budget_tokens: int) -> tuple[str, list[ProfileFact]]:
+    kept = sorted(kept, key=lambda f: f.date, reverse=True)
+    lines = [f.line() for f in kept] or ["- nothing is known about the user yet"]
+    return "\n".join([HEADER, *lines]), kept
+
+
+def current_facts(lay: Layout, settings: Settings, budget_tokens: int) -> list[ProfileFact]:
+    """The facts a profile of `budget_tokens` shows (see the module), in the order chosen."""
     facts, cited = digest_facts(lay, settings)
     facts.sort(key=lambda f: f.date, reverse=True)
-    header = "# Profile (newest first)"
     kept: list[ProfileFact] = []
-    used = count_tokens(header)
+    used = count_tokens(HEADER)
     pool = [*facts, *daily_facts(lay, settings, cited)]
     for fact in pool:
         if any(k.who == fact.who and same_fact(k.text, fact.text) for k in kept) or any(
@@ -144,6 +160,48 @@ def build_profile(lay: Layout, settings: Settings, budget_tokens: int = 300) -> 
         if used + cost <= budget_tokens:
             kept.append(fact)
             used += cost
-    kept.sort(key=lambda f: f.date, reverse=True)
-    lines = [f.line() for f in kept] or ["- nothing is known about the user yet"]
-    return "\n".join([header, *lines]), kept
+    return kept
+
+
+PROFILE_SYSTEM = """You write the profile of a user for an assistant's system prompt, from numbered facts
+that the user's memory holds (each with the day it was said and who it is about). Reply with one JSON
+object: {"lines": [{"text": str, "facts": [int]}]}: one short line per thing that holds now, in your
+own words but with the facts' names, numbers and dates as written, citing the numbers of the facts it
+comes from. When a newer fact replaces an older one, state the newer value only. Leave out small talk."""
+
+
+def model_profile(settings: Settings, facts: list[ProfileFact], budget_tokens: int) -> tuple[str, list[ProfileFact]]:
+    """A chat model's profile written from `facts` (numbered, dated, with whose they are),
+    checked line by line: a line must cite facts it was given, and every number and name in it
+    must be in those facts (the model words what they say, it adds nothing); a line that does
+    not is left out. Each line shows the newest date and the source of the facts it cites.
+    A call that fails raises (`ModelCallError`, `ModelOutputError`)."""
+    from memflow.schemas.dream import ProfileReply
+    from memflow.tasks.ground.llm import complete_json
+
+    if not facts:
+        return render([], budget_tokens)
+    given = "\n".join(f"F{n} ({f.date}, {f.who}): {f.text}" for n, f in enumerate(facts, 1))
+    reply = complete_json(settings, [{"role": "system", "content": PROFILE_SYSTEM},
+                                     {"role": "user", "content": given}], ProfileReply)
+    kept: list[ProfileFact] = []
+    used = count_tokens(HEADER)
+    for line in reply.lines:
+        cited = [facts[n - 1] for n in dict.fromkeys(line.facts) if 1 <= n <= len(facts)]
+        if not cited or not grounded(line.text, " ".join(f.text for f in cited)):
+            continue
+        newest = max(cited, key=lambda f: f.date)
+        fact = ProfileFact(newest.date, newest.who, " ".join(line.text.split()), newest.source)
+        cost = count_tokens("\n" + fact.line())
+        if used + cost <= budget_tokens:
+            kept.append(fact)
+            used += cost
+    return render(kept, budget_tokens)
+
+
+_VALUE_WORD_RE = re.compile(r"[\d][\w.,:/%-]*|(?<=\S\s)[A-Z][\w'’-]+")
+
+
+def grounded(text: str, source: str) -> bool:
+    """Is every number and every capitalised word inside a sentence of `text` in `source`?"""
+    return all(value.rstrip(".,:") in source for value in _VALUE_WORD_RE.findall(text))
