@@ -361,3 +361,19 @@ def test_a_decimal_with_no_unit_is_compared_as_a_version(seed):
                  f"[session/dialog/s9.jsonl:L7-L7] Session s9, 2026-04-09\n"
                  f"user: We finished the {verb}, {name} is on {b} now."]
         assert newest_first(whole, "bigram", asked=asked) == [0, 1], whole
+
+
+def test_a_history_line_without_a_readable_date_labels_nothing_replaced(moved, lay, caplog):
+    """A hand edit left a replaced value's `until` date unreadable: the daily line it cites is
+    not labelled `(replaced 0001-01-01)` (a date nobody said); the index names the file."""
+    import logging
+
+    from memflow import api
+
+    node = next(p for p in (lay.root / lay.digest).rglob("*.md") if "until 2026-06-09" in p.read_text())
+    node.write_text(node.read_text().replace("until 2026-06-09", "until 2026-06-99"))
+    with caplog.at_level(logging.WARNING, logger="memflow.index"):
+        api.reindex(moved)
+    found = "\n".join(r.text for r in search(moved, "where do I live Berlin", limit=10).results)
+    assert "Berlin" in found and "0001-01-01" not in found
+    assert any(node.relative_to(lay.root).as_posix() in record.getMessage() for record in caplog.records)

@@ -13,6 +13,8 @@ no piece says it.
 
 from __future__ import annotations
 
+import logging
+
 import re
 from datetime import date
 
@@ -21,6 +23,8 @@ import pyarrow.compute as pc
 
 from memflow.tasks.ground.markdown import line_date, line_text, parse_anchor
 from memflow.tasks.ground.transcript import line_places
+
+log = logging.getLogger("memflow.index")
 
 
 def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
@@ -101,7 +105,12 @@ def _replaced(docs: pa.Table, links: pa.Table, daily: str, digest: str, session:
     lines_of = _digest_lines(cited, digest)
     for source_path, line, target_path, anchor in _rows(history, ("source", "line", "target", "anchor")):
         text = lines_of.get((source_path, line), "")
-        day = line_date(text) or date.min
+        day = line_date(text)
+        if day is None:  # no date to say since when: not labelled (a label 0001-01-01 misleads)
+            log.warning("%s line %d: a replaced value's history line has no readable date (%r); "
+                        "its source is not labelled replaced (`memflow check` shows the node)",
+                        source_path, line, text[:80])
+            continue
         held = replaced.setdefault(target_path, {})
         for first, last in parse_anchor(anchor or ""):
             for n in range(first, last + 1):
