@@ -425,3 +425,27 @@ def test_a_note_is_named_by_what_was_said_not_by_code_markers_or_indefinite_pron
         assert subject.lower() in named, note.name
         assert not named & {"code", "python", "yaml"} and not named & INDEFINITE_PRONOUNS, note.name
         assert "[code" not in note.description, note.description
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("identity", ["timestamp", "id"])
+def test_a_message_with_its_own_time_or_id_is_logged_once_when_a_history_skips_one(lay, seed, identity):
+    """A host that sends its history again with a message left out (an edited or trimmed
+    history) repeats messages that carry their own time or id: each is logged once; what is
+    new is logged; a timeless, id-less reply said twice still is logged twice."""
+    from memflow.tasks.capture.sessionlog import append_messages
+
+    rng = random.Random(seed)
+    conversation = generated_conversation(rng)
+    for n, message in enumerate(conversation):
+        if identity == "timestamp":
+            message["timestamp"] = f"2026-05-01T10:{n // 60:02d}:{n % 60:02d}Z"
+        else:
+            message["id"] = f"m{n}"
+    half = len(conversation) // 2
+    append_messages(lay, "skip", [dict(m) for m in conversation[:half]])
+    skipped = rng.randrange(1, half - 1)
+    again = conversation[:skipped] + conversation[skipped + 1:]  # one left out, then the rest, new
+    append_messages(lay, "skip", [dict(m) for m in again])
+    logged = [(m["role"], m["content"]) for m in read_log(lay, "skip")]
+    assert logged == [(m["role"], m["content"]) for m in conversation], (seed, identity, skipped)

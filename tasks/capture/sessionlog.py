@@ -128,7 +128,8 @@ def append_messages(lay: Layout, session_id: str, messages: list[dict],
     Messages sent again are told from new ones by their order, not by their key alone
     (`resent`): a message said twice ("Noted." after each turn) is logged twice, as it was
     said, and the whole conversation sent again, or a window of its end, adds only what follows
-    what is logged."""
+    what is logged. A message with an id or its own time is logged once whatever the order it
+    comes again in."""
     log = read_log(lay, session_id)
     seen = {message_key(m) for m in log}
     path = lay.root / log_path(lay, session_id)
@@ -144,6 +145,10 @@ def append_messages(lay: Layout, session_id: str, messages: list[dict],
             continue
         given.append((key, cleaned))
     again = resent([message_key(m) for m in log], [key for key, _ in given])
+    # a message with an id or a time of its own is that message wherever it comes again (a
+    # host's history that skips one); only one with neither ("Noted.") may be said twice
+    again = [sent or (key in seen and (bool(cleaned.get("id")) or own_time(cleaned) is not None))
+             for sent, (key, cleaned) in zip(again, given)]
     new_lines = []
     timed = any(own_time(m) is not None for m in log)
     for (key, cleaned), sent_before in zip(given, again):
