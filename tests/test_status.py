@@ -86,3 +86,21 @@ def test_deep_status_calls_each_model_once(model_settings, lay, fake_model):
     broken = api.status(model_settings.model_copy(update={"embedding_model": ""}), deep=True)
     assert broken["models"]["chat"]["health"].startswith("failed:")
     assert any("chat model openai/test-chat failed" in w for w in broken["warnings"])
+
+
+def test_a_successful_reindex_clears_the_failed_index_run(settings, lay):
+    """`status` says what is true now: an index run that failed, then a reindex that rebuilt
+    everything, is not a failed index any more (a later failed index run is)."""
+    ws = str(lay.root)
+    auto_memory(settings, say("The staging cluster runs Kubernetes 1.29."), "a")
+    try:
+        with workspace_lock(lay.state_dir, "index"):
+            raise OSError("disk full while writing the snapshot")
+    except OSError:
+        pass
+    report = json.loads(run_cli("-w", ws, "status", "--json").stdout)
+    assert any("the last index run failed" in w for w in report["warnings"])
+    assert run_cli("-w", ws, "reindex").returncode == 0
+    report = json.loads(run_cli("-w", ws, "status", "--json").stdout)
+    assert report["jobs"]["reindex"]["result"] == "ok"
+    assert not any("index run failed" in w for w in report["warnings"]), report["warnings"]

@@ -93,13 +93,24 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
                         "resources.not_read")
     jobs = read_json(lay.state_dir / JOBS_FILE, {}) or {}
     for job, run in sorted(jobs.items()):
-        if run.get("result") == "failed":
+        if run.get("result") == "failed" and not _done_since(jobs, job, run):
             warnings.append(f"the last {job} run failed: {run.get('error')}")
     models = model_health(settings, deep)
     warnings += [f"{role} model {m['model']} {m['health']}" for role, m in models.items()
                  if m["health"].startswith("failed")]
     return {"workspace": str(lay.root), "index": index, "jobs": jobs, "lock": lock, "dream": dream,
             "layers": layers, "resources": resources, "models": models, "warnings": warnings}
+
+
+# a job whose successful run does all another does: a reindex rebuilds what an index run updates
+COVERS = {"index": ("reindex",)}
+
+
+def _done_since(jobs: dict, job: str, run: dict) -> bool:
+    """Did a job that does all `job` does end well after `job` failed?"""
+    return any(jobs.get(other, {}).get("result") == "ok"
+               and str(jobs[other].get("finished", "")) >= str(run.get("finished", ""))
+               for other in COVERS.get(job, ()))
 
 
 __all__ = ["workspace_status", "model_health"]
