@@ -113,3 +113,17 @@ def test_no_hidden_client_retries(model_settings, lay, fake_model):
     with pytest.raises(ModelCallError):
         capture(model_settings)
     assert len(fake_model.requests) == 1
+
+
+def test_a_reply_that_validates_but_keeps_nothing_is_a_failed_attempt(model_settings, lay, fake_model):
+    """`{"ok": true}` is a valid note with nothing in it: where the messages state something
+    (an allergy), that is a failed attempt: no note, the messages stay pending, and the next
+    capture with a real reply writes the allergy."""
+    fake_model.script.append({"content": json.dumps({"ok": True})})
+    with pytest.raises(ModelOutputError, match="kept nothing"):
+        capture(model_settings)
+    assert notes_in(lay) == [] and len(read_log(lay, "m1")) == 2
+    fake_model.script.append({"content": example_reply(GOOD)})
+    result = capture(model_settings)
+    assert result.new_messages == 0 and result.created
+    assert "allergic to peanuts" in (lay.root / result.path).read_text()

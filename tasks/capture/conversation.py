@@ -35,6 +35,7 @@ from memflow.tasks.capture.validate import check_messages
 from memflow.tasks.ground import tombstones
 from memflow.tasks.ground.anchors import format_anchor, repoint_inbound
 from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.llm import ModelOutputError
 from memflow.tasks.ground.markdown import line_text
 from memflow.tasks.ground.notes import parse_note, render_note
 from memflow.tasks.ground.speakers import OTHERS_TITLE
@@ -72,6 +73,20 @@ def stopped_line(stopped: int) -> str:
 def offline_writer(log_: list[dict], lines: list[int], hint: str, existing: str, source: str) -> StructuredNote:
     # Re-reads every line of the day, so an update merges by construction.
     return write_extractive(log_, lines, hint)
+
+
+def check_not_empty(note: StructuredNote, log_: list[dict], lines: list[int]) -> None:
+    """A writer's note that keeps nothing (`keep` left true, every section empty: `{"ok": true}`
+    validates) where the day's lines hold statements (the offline writer finds some) is a
+    failed attempt, not a note: ModelOutputError, the log kept and the day still pending (the
+    next capture tries again; `status` shows the failed run). `keep: false` is the writer's
+    decision and stands."""
+    if note.keep and not any(getattr(note, field) for field, _ in SECTIONS):
+        found = offline_writer(log_, lines, "", "", "")
+        said = sum(len(getattr(found, field)) for field, _ in SECTIONS)
+        if said:
+            raise ModelOutputError(f"the writer kept nothing of {len(lines)} message(s) in which "
+                                   f"{said} statement(s) were found: not written, tried again next time")
 
 
 def find_note(lay: Layout, session_id: str, day: date) -> str | None:
@@ -221,6 +236,8 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
         existing = find_note(lay, session_id, note_day)
         existing_text = read_text(lay.root / existing) if existing else ""
         note = write(full_log, lines, memory_hint, existing_text, source)
+        if write is not offline_writer:
+            check_not_empty(note, full_log, lines)
         if not note.keep:
             result.notes.append(DayNoteResult(date=note_day, path=existing, created=False,
                                               modified=False, n_messages=len(lines), index=None))
