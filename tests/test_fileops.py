@@ -207,3 +207,35 @@ def test_help_does_not_import_prefect_or_litellm():
             "except SystemExit: pass\nprint('prefect' in sys.modules, 'litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert out.strip().endswith("False False")
+
+
+def test_a_full_disk_is_said_in_words_with_the_file_and_what_to_do(settings, lay, monkeypatch):
+    """A write that meets a full disk names the file it was for, says nothing was written and
+    what to do (it said "[Errno 28] No space left on device"); the file keeps what it held."""
+    import errno
+    import os
+
+    from memflow import api
+    from memflow.errors import describe_error
+
+    api.write("digest/wiki/a.md", "# A\n\nfirst\n", name="A", workspace=settings)
+    target = lay.root / "digest/wiki/a.md"
+    before = target.read_text()
+
+    fsync = os.fsync
+
+    def full(fd):  # the disk fills up as the note is written (the lock and the log still fit)
+        if ".a.md." in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return fsync(fd)
+    monkeypatch.setattr(os, "fsync", full)
+    try:
+        api.write("digest/wiki/a.md", "# A\n\nsecond\n", name="A", workspace=settings)
+    except OSError as exc:
+        message, code = describe_error(exc)
+    else:
+        raise AssertionError("the write went through a full disk")
+    assert code == 1 and "disk is full" in message and "digest/wiki/a.md" in message
+    assert "run the command again" in message and "Errno" not in message
+    assert target.read_text() == before
+    assert not list(target.parent.glob(".*.tmp"))

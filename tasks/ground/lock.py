@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from memflow.tasks.stores.files import atomic_write_json, read_json
+from memflow.tasks.stores.files import atomic_write_json, named, read_json
 
 log = logging.getLogger("memflow.lock")
 LOCK_FILE = "lock.json"
@@ -166,7 +166,10 @@ def _try_create(path: Path, record: dict) -> bool:
     """Publish `record` as the lock, whole, if there is none: write it to a file of our own,
     then hard-link that file to the lock's name (fails when the name exists)."""
     own = path.with_name(f".{path.name}.{record['token']}.tmp")
-    fd = os.open(own, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    try:
+        fd = os.open(own, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except OSError as exc:
+        raise named(exc, path) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(record, handle)
@@ -176,6 +179,8 @@ def _try_create(path: Path, record: dict) -> bool:
         return True
     except FileExistsError:
         return False
+    except OSError as exc:
+        raise named(exc, path) from exc
     finally:
         own.unlink(missing_ok=True)
 

@@ -60,17 +60,34 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     if path.is_dir():  # os.replace would name the hidden temp file, not the target
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a file (nothing written)", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise named(exc, path) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise named(exc, path) from exc
         raise
     _fsync_dir(path.parent)
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def named(exc: OSError, path: Path) -> OSError:
+    """The error of a write with the file it was for: a full disk (or quota) says so in words,
+    names the file and that nothing was written, and what to do."""
+    if exc.errno in FULL:
+        return OSError(exc.errno, "the disk is full (no space left): nothing was written; free some "
+                                  "space and run the command again", str(path))
+    return exc if exc.filename else OSError(exc.errno, exc.strerror, str(path))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -136,7 +153,10 @@ def read_json(path: Path, default: object) -> object:
 def append_line(path: Path, line: str) -> None:
     """Append one line (JSONL logs); a single small write with O_APPEND, then fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(line.rstrip("\n") + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line.rstrip("\n") + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise named(exc, path) from exc
