@@ -16,6 +16,9 @@ from typing import Any
 from memflow.schemas.settings import Settings, load_settings
 
 WorkspaceArg = str | Path | Settings | None
+# candidates a packed search reads at the least, whatever the budget: the lines that open the
+# context (`recall.answers`) are picked among theirs, so a small budget still weighs the newest
+ANSWER_POOL = 40
 
 
 def settings_for(workspace: WorkspaceArg = None, **overrides: Any) -> Settings:
@@ -502,7 +505,3 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
         if not dry_run:
             apply_forget(settings, plan)
         return plan.lines()
-
-
-
-ANSWER_POOL = 40
