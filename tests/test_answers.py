@@ -156,3 +156,19 @@ def test_what_a_budget_packs_every_larger_budget_packs_with_the_opening(settings
             lines = {re.sub(r"\s*\[\[[^\]]*\]\]$", "", line) for line in lines_of(api.search(q, settings, budget_tokens=budget).packed)}
             assert held <= lines, (q, budget, held - lines)
             held = lines
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_a_greeting_opens_no_block_after_the_opening(settings, seed):
+    """The ranked blocks after the opening do not open on a turn capture found nothing in
+    ("Hi!"): it may stand beside a line that says something, as its context, not lead."""
+    rng, v = make_vocab(seed)
+    adj, noun, value = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "name")
+    messages = session(rng, v, 0, [f"My {adj} {noun} is at {value} in the morning."])
+    messages.insert(0, {"id": "hi", "role": "user", "timestamp": f"{day_of(0)}T08:59:00Z",
+                        "content": "Hi! Good morning."})
+    api.capture(messages, "s0", settings)
+    api.index(settings)
+    for budget in (200, 500):
+        packed = api.search(f"Where is my {adj} {noun} in the morning?", settings, budget_tokens=budget).packed
+        assert all(block.split("\n")[1] != "user: Hi! Good morning." for block in packed), packed

@@ -369,9 +369,19 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         offsets = matching_lines(results[i], weights, tokenizer, neighbours, scores_of(i))
         repeated = _repeated(results[i].text)
         opening = set(offsets).difference(repeated) if repeated else None
+        unsaid = _unnoted(i, offsets) if head is not None else set()
+        if unsaid:  # a turn capture found nothing in (a greeting, thanks) is context at most
+            opening = (opening if opening is not None else set(offsets)) - unsaid
         if citations is None:
             return Units(offsets, lambda o: unit_of(results[i], o), opening)
         return Units(offsets, lambda o: through(unit_of(results[i], o)), opening)
+
+    def _unnoted(i: int, offsets: list[int]) -> set[int]:
+        """Offsets of hit i's transcript lines that no note line cites (None-cited logs: none)."""
+        if not results[i].path.endswith(".jsonl"):
+            return set()
+        noted = head.noted(results[i].path)
+        return set() if noted is None else {o for o in offsets if line_number(results[i], o) not in noted}
 
     def through(unit: Unit) -> Unit:
         """A note line citing another note's line cites what that line cites too."""
