@@ -42,6 +42,7 @@ def as_of_text(text: str, day: date) -> str | None:
         if match := _FACT_RE.match(line):
             dated += 1
             if _day(match.group(1)) and _day(match.group(1)) > day:
+                out.append("")  # left blank: every other line keeps its file line number
                 continue
         elif match := _HISTORY_RE.match(line):
             dated += 1
@@ -50,6 +51,7 @@ def as_of_text(text: str, day: date) -> str | None:
                 since = _SOURCE_DATE_RE.search(line)
                 stated = _day(since.group(1)) if since else None
                 if stated and stated > day:
+                    out.append("")
                     continue
                 line = f"- {stated.isoformat() if stated else '?'}: " + line[match.end():]
         kept += line_date(line) is not None
@@ -58,9 +60,10 @@ def as_of_text(text: str, day: date) -> str | None:
 
 
 def window_text(text: str, since: date | None, until: date | None) -> str | None:
-    """The lines of `text` dated inside [since, until] (undated lines stay): a fact line by the
-    day it states, a history line by the days its value held (its source's date to its
-    `until`); None when it has dated lines and none is inside."""
+    """The lines of `text` dated inside [since, until] (undated lines stay; one outside is left
+    blank, so a hit's lines keep their file line numbers, counted back from its end line): a
+    fact line by the day it states, a history line by the days its value held (its source's
+    date to its `until`); None when it has dated lines and none is inside."""
     out, dated, kept = [], 0, 0
     for line in text.split("\n"):
         day = line_date(line)
@@ -70,6 +73,7 @@ def window_text(text: str, since: date | None, until: date | None) -> str | None
             if _HISTORY_RE.match(line) and (source := _SOURCE_DATE_RE.search(line)):
                 first = min(day, _day(source.group(1)) or day)
             if (since and day < since) or (until and first > until):
+                out.append("")  # left blank, not taken out: every other line keeps its number
                 continue
             kept += 1
         out.append(line)
