@@ -333,7 +333,7 @@ def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list
     return " ".join(out)
 
 
-def opening(found: list[Answer], render: Callable[[int, list[Answer]], str], count: Callable[[str], int],
+def opening_blocks(found: list[Answer], render: Callable[[int, list[Answer]], str], count: Callable[[str], int],
             room: int, most: int) -> tuple[list[tuple[int, str]], tuple[tuple[int, int], ...]]:
     """The blocks that open a context of `room` tokens: the answers in `found`'s order while
     the blocks they make fit, shown newest first, a block for each run of answers from one hit

@@ -41,7 +41,7 @@ from memflow.tasks.ground.memo import memo
 from memflow.tasks.ground.speakers import line_words
 from memflow.tasks.ground.transcript import is_code, line_places, piece_of, spoken
 from memflow.tasks.ground.tokenize import tokenize
-from memflow.tasks.recall.answers import Head, answers, opening
+from memflow.tasks.recall.answers import Head, answers, opening_blocks
 from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.sequence import Sequence, Unit, Units, next_rung
 from memflow.tasks.recall.timeline import newest_first, newest_lines, within
@@ -456,10 +456,10 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         # one sequence for every budget: the whole opening (at most `head.tokens`), then the blocks;
         # a budget holds the longest prefix of it that fits, so a larger one loses nothing
         measured = lambda text: size(text.split("\n\n"))  # noqa: E731
-        whole, shown = opening(found[0], render, measured, head.tokens, head.tokens)
+        whole, shown = opening_blocks(found[0], render, measured, head.tokens, head.tokens)
         room = size([text for _, text in whole])
         if budget < room:
-            return opening(found[0], render, measured, budget, head.tokens)[0] or pack_into(budget)
+            return opening_blocks(found[0], render, measured, budget, head.tokens)[0] or pack_into(budget)
         left = budget - room
         packed = [*whole, *(pack_into(left, after(shown)) if left > 0 else [])]
         if len(packed) == len(whole):
