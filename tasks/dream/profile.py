@@ -101,13 +101,21 @@ _HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 def standing(said: list[tuple[ProfileFact, frozenset[str]]]) -> list[ProfileFact]:
     """Of statements in the order said, those no later statement of the same speaker shares a
     content word with, each counting the statements it stands for; the most, times one more
-    than the values it names (`values`), first; then the newest."""
-    counts: list[int] = []
-    for n, (fact, words) in enumerate(said):
-        counts.append(1 + sum(counts[m] for m, (older, old_words) in enumerate(said[:n])
-                              if older.who == fact.who and old_words & words and not _later(said, m, n)))
-    kept = [(counts[n] * (1 + values(fact.text)), fact) for n, (fact, words) in enumerate(said)
-            if not any(other.who == fact.who and words & other_words for other, other_words in said[n + 1:])]
+    than the values it names (`values`), first; then the newest. One pass back over them: the
+    statement that next speaks to each (the nearest later one sharing a word) is found from the
+    last place each (speaker, word) was seen, so a workspace of years costs what it holds."""
+    following: list[int | None] = [None] * len(said)
+    seen: dict[tuple[str, str], int] = {}
+    for n in range(len(said) - 1, -1, -1):
+        fact, words = said[n]
+        later = [seen[(fact.who, w)] for w in words if (fact.who, w) in seen]
+        following[n] = min(later) if later else None
+        seen.update({(fact.who, w): n for w in words})
+    counts = [1] * len(said)
+    for m, n in enumerate(following):  # in the order said: a statement's count is final when read
+        if n is not None:
+            counts[n] += counts[m]
+    kept = [(counts[n] * (1 + values(fact.text)), fact) for n, (fact, _) in enumerate(said) if following[n] is None]
     return [fact for _, fact in sorted(kept, key=lambda pair: (-pair[0], _newest(pair[1].date)))]
 
 
@@ -122,12 +130,6 @@ def values(text: str) -> int:
     """How many values a statement names: numbers, and capitalised words inside a sentence
     (names, places, products); what a profile is for."""
     return len(_VALUE_RE.findall(text))
-
-
-def _later(said: list, m: int, n: int) -> bool:
-    """Did a statement between m and n already stand for m (so n counts it through that one)?"""
-    fact, words = said[m]
-    return any(other.who == fact.who and words & other_words for other, other_words in said[m + 1:n])
 
 
 def build_profile(lay: Layout, settings: Settings, budget_tokens: int = 300) -> tuple[str, list[ProfileFact]]:
