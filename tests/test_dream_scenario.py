@@ -2,8 +2,9 @@
 change (home, manager, a pet's age, a drink, a database, a team size; English and Chinese), new
 statements that show no evidence of a change (a schedule restated with other days and times),
 stable procedures with identifiers, and small talk. After a few nightly dreams with the default
-settings the current value of every changed fact answers a question about it and the old value
-is its history; a statement without evidence of a change stands beside the old one; every
+settings the current value of every changed fact answers a question about it before the old
+one; offline, the old value is history only where the new statement named it ("from Berlin to
+Lisbon"), else both stand, dated; with the model, every change it decides is applied; every
 procedure is found verbatim in digest/, small talk made no node, a re-run changes nothing and
 the backlog is empty."""
 
@@ -30,20 +31,22 @@ PROCEDURES = [
     "To roll back the billing service, run deploy/rollback.sh with the previous release tag.",
     "When the search index is stale, run `memflow reindex` on the search host.",
 ]
-# (first statement, later statement, question, words the current value must show)
+# (first statement, later statement, question, words the current value must show); the first
+# three name the old value (the offline rule's evidence), the others do not
 CHANGES = [
     ("I live in Berlin, in a flat near the Tiergarten.", "I moved from Berlin to Lisbon last week.",
      "Where does Jonas live?", ["Lisbon"]),
-    ("My manager is Priya Raman.", "My new manager is Tomás Silva.", "Who is my manager?", ["Tomás"]),
-    ("My cat Mochi is three years old.", "我的猫Mochi现在四岁了。", "How old is the cat Mochi?", ["四岁"]),
     ("I always drink a double espresso before my first meeting.",
      "I switched from espresso to green tea in the morning.", "What do I drink in the morning?",
      ["green tea"]),
     ("We use MySQL for the billing database.", "We moved the billing database from MySQL to Postgres 16.",
      "Which database does billing use?", ["Postgres"]),
+    ("My manager is Priya Raman.", "My new manager is Tomás Silva.", "Who is my manager?", ["Tomás"]),
+    ("My cat Mochi is three years old.", "我的猫Mochi现在四岁了。", "How old is the cat Mochi?", ["四岁"]),
     ("Our payments team has 6 engineers.", "Our payments team has 8 engineers now.",
      "How many engineers are on the payments team?", ["8 engineers"]),
 ]
+NAMED = 3
 # Two slots of a schedule restated (days and times), or a sentence of another shape: no evidence
 # that the old one stopped being true (one may go to the gym on Mondays and on Wednesdays), so
 # the new line stands beside the old one, both current.
@@ -87,17 +90,23 @@ def live_through(settings, lay, days, decide=None) -> list:
     return summaries
 
 
-def check_outcome(settings, lay, last_day: str) -> None:
-    for first, later, question, current in CHANGES:
+def check_outcome(settings, lay, last_day: str, replaced: int = NAMED) -> None:
+    """`replaced`: how many of CHANGES (the first ones) the digest keeps as history."""
+    for n, (first, later, question, current) in enumerate(CHANGES):
         # the packed context states the new statement before the old one (labelled or history)
         packed = "\n".join(api.search(question, settings.workspace, limit=5, budget_tokens=400).packed)
         new_at = packed.find(later.rstrip(".。"))
         assert new_at >= 0 and all(word in packed for word in current), (question, packed)
         old_at = packed.find(first.rstrip(".。"))
-        assert old_at < 0 or new_at < old_at, (question, packed)
+        other_language = bool(re.search("[\u4e00-\u9fff]", first)) != bool(re.search("[\u4e00-\u9fff]", later))
+        if n < replaced or not other_language:  # offline, a question in English ranks the English
+            assert old_at < 0 or new_at < old_at, (question, packed)  # line first: both are shown
         facts = [f for node in digest_texts(lay).values() for f in digest.facts_of(node)]
         stated = next(f for f in facts if all(word in f.text for word in current))
-        assert stated.history, f"the replaced value of {question!r} is kept as history"
+        if n < replaced:
+            assert stated.history, f"the replaced value of {question!r} is kept as history"
+        else:  # no evidence of a change: both stand, dated
+            assert not stated.history and any(first.rstrip(".") in f.text for f in facts), question
     current_lines = {f.text: f for node in digest_texts(lay).values() for f in digest.facts_of(node)}
     for old, new in BESIDE:
         assert old in current_lines and new in current_lines, (old, new)
@@ -121,14 +130,16 @@ def test_nightly_dreams_keep_memory_current_offline(settings, lay, seed):
     days = scenario(seed)
     summaries = live_through(settings, lay, days)
     assert [s.notes_left for s in summaries] == [0] * len(days)
-    assert sum(s.actions.get("correct", 0) for s in summaries) == len(CHANGES)
+    assert sum(s.actions.get("correct", 0) for s in summaries) == NAMED
     check_outcome(settings, lay, days[-1][0])
 
 
 def model_decisions(fake, lay, sabotage: list[str]):
     """The loopback model decides like the offline consolidator (its candidates come from the
-    request it got), except for units whose text is in `sabotage`: there its reply tries to put
-    the unit's fact in the place of an unrelated procedure line."""
+    request it got), and, as a model reads meaning, also corrects the old statement of a change
+    that names no old value (applied: the checks are structural), except for units whose text is
+    in `sabotage`: there its reply puts a made-up procedure in the place of an unrelated
+    procedure line (refused: not grounded in the lines the unit cites)."""
 
     def reply(messages):
         prompt = messages[-1]["content"]
@@ -146,7 +157,13 @@ def model_decisions(fake, lay, sabotage: list[str]):
                              if "/procedure/" in rel)
             return json.dumps({"decision": {"action": "correct", "path": rel,
                                             "old": digest.facts_of(text)[0].text,
-                                            "new": unit.summary, "reason": "newer"}})
+                                            "new": "Run ./scripts/purge.sh --all every night.", "reason": "newer"}})
+        for first, later, _, _ in CHANGES[NAMED:]:
+            if unit.summary == later:
+                rel, text = next((rel, text) for rel, text in digest_texts(lay).items() if first in text)
+                old = next(f.text for f in digest.facts_of(text) if f.text.endswith(first))
+                return json.dumps({"decision": {"action": "correct", "path": rel, "old": old,
+                                                "new": later, "reason": "the same question, a new answer"}})
         return DecisionReply(decision=decide_offline(unit, nodes, new_path)).model_dump_json()
 
     fake.default_chat = reply
@@ -176,4 +193,4 @@ def test_the_same_scenario_with_the_model_deciding_and_one_bad_reply(model_setti
     assert len(refused) == 1 and "CORRECT refused" in str(refused[0] if isinstance(refused[0], str)
                                                            else refused[0].failed_units)
     assert outcomes[-1].notes_left == 0 and outcomes[-1].notes_consumed == 2  # caught up next night
-    check_outcome(settings, lay, days[-1][0])
+    check_outcome(settings, lay, days[-1][0], replaced=len(CHANGES))

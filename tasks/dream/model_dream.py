@@ -25,8 +25,9 @@ Reply with JSON {"decision": D} where D is one of:
 {"action": "corroborate", "path": existing node, "fact": the node's fact that says the same, "reason": str}
 {"action": "refine", "path": existing node, "additions": [new facts about the node's subject]}
 {"action": "correct", "path": existing node, "old": the node's fact as written, "new": the new value, "reason": str}
-Correct only a fact about the same subject and the same attribute (the home city, the manager,
-the team size...); the old value stays as history. Never name a fact the unit does not speak of.
+Correct a fact when the unit gives a new value for what that fact says (it answers the same
+question now); the old value stays as history, so a correction loses nothing. "new" is the
+unit's statement in its own words and values, citing nothing the unit does not say.
 Prefer a candidate node about the same subject."""
 
 

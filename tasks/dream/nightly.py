@@ -38,12 +38,11 @@ from memflow.tasks.dream.consolidation import (
     decide_offline,
     extract_units,
     note_facts,
-    relation_to,
     speaker,
     unit_links,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
-from memflow.tasks.dream.change import han_share, other_context
+from memflow.tasks.dream.change import han_share, ungrounded
 from memflow.tasks.dream.nodes import (
     consolidated_before,
     digest_citations,
@@ -312,27 +311,21 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
         case Correct(old=old, new=new):
             touched = find_fact(before, old)
             if not edit:  # (an edited line is its own evidence: the fact cites it)
-                check_same_attribute(new, touched)
-                check_same_context(new, context_of(links), touched.text, context_of(touched.links))
+                check_grounded(new, context_of(links)[0])
             after = digest.supersede(before, touched, day, digest.plain(new), links)
             after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
     digest.check_only_changed(before, after, touched)
     return path, (None if after == before else after), False
 
 
-def check_same_attribute(new: str, old: digest.FactLine) -> None:
-    """CORRECT replaces a fact only when the new statement shows that it changed (model
-    decisions too: `consolidation.relation_to`)."""
-    if relation_to(speaker(new)[1], old) not in ("replaces", "same"):
-        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} does not show that {old.text[:60]!r} "
-                                   f"changed (no shared frame or named old value); the node is left as it was")
-
-
-def check_same_context(new: str, new_source: tuple[str, str], old: str, old_source: tuple[str, str]) -> None:
-    """CORRECT leaves a fact said about something else alone (`change.other_context`)."""
-    if other_context(speaker(new)[1], new_source, speaker(old)[1], old_source):
-        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} was said about something else than "
-                                   f"{old[:60]!r} (their sources name different things); the node is left as it was")
+def check_grounded(new: str, cited: str) -> None:
+    """A CORRECT's new text must come from the lines its unit cites: every value it holds (a
+    number, a name, an identifier) is in them, and most of its other words. This is the check
+    of a model's decision: by structure, not by whether an offline rule sees the change."""
+    missing = ungrounded(speaker(new)[1], cited)
+    if missing:
+        raise digest.NodeEditError(f"CORRECT refused: {new[:60]!r} is not in the lines its unit cites "
+                                   f"({', '.join(missing[:5])} not there); the node is left as it was")
 
 
 def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, limit: int) -> Decision:
