@@ -1,13 +1,12 @@
 """Stage 3's read side for a system prompt: the profile, what memory holds about the user and the
 people they named, without a model.
 
-Built from the digest's person nodes (`subject: person:<who>:<facet>`, their current fact lines:
-a replaced value shows only as its newest one) and the statements of daily notes the digest does
+Built from the digest's person nodes (`subject: person:<who>:<facet>`, their current fact lines) and the statements of daily notes the digest does
 not cite yet (the same fact rules as a dream run: `note_facts`, `split_fact`; not the
 assistant's words, not a masked secret, not a fragment of fewer than `MIN_WORDS` words).
 
 A profile must not state a value that no longer holds, and offline nothing says which statement
-replaced which. So a daily statement stands only while no later statement of the same speaker
+replaced which. So a statement (a digest fact line or a daily one) stands only while no later statement of the same speaker
 shares a content word with it ("I live in Leeds" / "we moved out of Leeds" / "I live in Bath
 now": only the last stands); what stands is the newest word on each thing said. The things said
 about most often come first (a statement counts the ones it stands for), then the newest; what
@@ -154,10 +153,15 @@ def current_facts(lay: Layout, settings: Settings, budget_tokens: int) -> list[P
     kept: list[ProfileFact] = []
     used = count_tokens(HEADER)
     pool = [*facts, *daily_facts(lay, settings, cited)]
-    for fact in pool:
+    words = [frozenset(tokenize(fact.text, settings.keyword_tokenizer)) for fact in pool]
+    latest: dict[tuple[str, str], str] = {}  # (who, content word) -> the newest day it was said
+    for fact, said in zip(pool, words):
+        for word in said:
+            latest[(fact.who, word)] = max(latest.get((fact.who, word), ""), fact.date)
+    for fact, said in zip(pool, words):
         if any(k.who == fact.who and same_fact(k.text, fact.text) for k in kept) or any(
-                o.who == fact.who and o.date > fact.date and same_fact(o.text, fact.text) for o in pool):
-            continue  # the same fact again, or a value a newer statement replaces
+                latest[(fact.who, word)] > fact.date for word in said):
+            continue  # the same fact again, or one a newer statement of the same speaker speaks to
         cost = count_tokens("\n" + fact.line())
         if used + cost <= budget_tokens:
             kept.append(fact)
