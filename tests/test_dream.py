@@ -474,12 +474,19 @@ def test_a_dream_never_writes_into_a_node_of_the_earlier_format(settings, lay):
     assert legacy.read_text() == LEGACY
 
 
-def test_nodes_about_one_person_link_to_each_other(settings, lay):
-    auto_memory(settings, say("2026-04-01", "a", "I work at Globex as a data engineer."), "a")
+def test_one_node_per_person_named_after_them_and_earlier_facet_nodes_linked(settings, lay):
+    facet = lay.root / "digest/personal/the-user-work.md"  # a facet node an earlier version wrote
+    facet.parent.mkdir(parents=True, exist_ok=True)
+    facet.write_text("---\nname: The user – work\ndescription: Globex\nsubject: person:the-user:work\n"
+                     "format: facts-1\n---\n\n# The user – work\n\n- 2026-03-01: I work at Globex as a data "
+                     "engineer. [[daily/2026-03-01/globex.md#L3]]\n")
+    auto_memory(settings, say("2026-04-01", "a", "I drink green tea every morning."), "a")
     run_dream(settings, date(2026, 4, 1))
-    auto_memory(settings, say("2026-04-02", "b", "I drink green tea every morning."), "b")
+    auto_memory(settings, say("2026-04-02", "b", "My sister Ana plays the cello in Porto."), "b")
     run_dream(settings, date(2026, 4, 2))
     nodes = {p: t.decode() for p, t in digest_files(lay).items()}
-    work = next(p for p, t in nodes.items() if "Globex" in t)
-    drink = next(p for p, t in nodes.items() if "green tea" in t)
-    assert work != drink and f"[[{work}]]" in nodes[drink]
+    user = "digest/personal/the-user.md"
+    assert "name: The user" in nodes[user] and "green tea" in nodes[user] and "cello" in nodes[user]
+    assert "[[digest/personal/the-user-work.md]]" in nodes[user]  # the person's other node, linked
+    assert not any("–" in t.split("name:")[1].split("\n")[0] for p, t in nodes.items() if p != str(
+        facet.relative_to(lay.root)))  # no facet guessed from the words said

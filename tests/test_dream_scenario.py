@@ -146,11 +146,10 @@ def model_decisions(fake, lay, sabotage: list[str]):
         unit = Unit.model_validate_json(prompt.split("Unit:\n", 1)[1].split("\n\nCandidate nodes:", 1)[0])
         shown = prompt.split("\n\nCandidate nodes:\n", 1)[1].rsplit("\n\nIf you create a node", 1)[0]
         new_path = re.search(r"its path is (\S+)\.$", prompt).group(1)
-        nodes = {}
+        nodes, others = {}, {}
         for block in shown.split("=== ")[1:]:
             path, _, text = block.partition("\n")
-            if f"subject: {unit.subject}\n" in text:
-                nodes[path] = text.rstrip("\n") + "\n"
+            (nodes if f"subject: {unit.subject}\n" in text else others)[path] = text.rstrip("\n") + "\n"
         if unit.summary in sabotage:
             sabotage.remove(unit.summary)
             rel, text = next((rel, text) for rel, text in digest_texts(lay).items()
@@ -164,7 +163,7 @@ def model_decisions(fake, lay, sabotage: list[str]):
                 old = next(f.text for f in digest.facts_of(text) if f.text.endswith(first))
                 return json.dumps({"decision": {"action": "correct", "path": rel, "old": old,
                                                 "new": later, "reason": "the same question, a new answer"}})
-        return DecisionReply(decision=decide_offline(unit, nodes, new_path)).model_dump_json()
+        return DecisionReply(decision=decide_offline(unit, nodes, new_path, elsewhere=others)).model_dump_json()
 
     fake.default_chat = reply
 

@@ -241,6 +241,7 @@ def _after_leading_clause(text: str) -> str:
 
 # Articles and possessive determiners (closed classes): a noun phrase starts after one
 _DETERMINERS = frozenset("the a an this that these those its their our my your his her".split())
+DETERMINERS = _DETERMINERS  # a closed class: what opens a noun phrase
 
 
 def _leading_phrase_end(tokens: tuple[Tok, ...]) -> int:

@@ -97,7 +97,7 @@ def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str]
     if subject is UNPLACED:
         return None  # a pronoun with nothing to point to: left in the daily note
     day = date_of(fact.path)
-    own = bool(who) and subject.key.startswith(f"person:{slug(who)}:")
+    own = bool(who) and subject.key.split(":")[:2] == ["person", slug(who)]
     return Unit(name=subject.name, bucket=subject.bucket, summary=said if own else fact.text,
                 paths=[fact.path], evidence=[fact], subject=subject.key,
                 date=day.isoformat() if day else "")

@@ -2,10 +2,10 @@
 
 `is_memory` keeps what capture keeps (every statement that says something), leaving out chatter,
 scaffolding, code, configuration and link-only lines. `subject_of` names the node a fact goes
-to: a person and a facet of their life, a group, a procedure, or the sentence's own subject in
-its words. The attribute cues below only choose a person's facet (which node); whether a new
-statement replaces an old one is decided by `change.relation` from the sentences' structure,
-never by these cues. Offline and deterministic; they err towards "a new fact" (never towards
+to: a person (one node per person, in parts when it grows), a procedure (a line naming a tool
+that no one says about themselves), or the sentence's own subject in its words. No list of topics,
+attributes or cue words decides it; whether a new statement replaces an old one is decided by
+`change.relation` from the sentences' structure. Offline and deterministic; they err towards "a new fact" (never towards
 replacing one): a wrong memory is worse than a duplicate line.
 """
 
@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import demonstrative_led, pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase
+from memflow.tasks.dream.change import (DETERMINERS, demonstrative_led, pronoun_led, relation, strip_label, strip_marker,
+                                        subject, subject_phrase)
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -128,83 +129,6 @@ def similarity(a: str, b: str) -> float:
     return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
 
 
-# -- attributes ----------------------------------------------------------------------------------
-# attribute -> cue pattern (English and Chinese). The first that matches a fact names it.
-# Each pattern matches a sentence that *states* the attribute's value ("I live in ...", "my
-# manager is ..."), not one that merely mentions the topic ("my home country", "I lost my job"):
-# a fact is replaced only by another statement of the same attribute.
-_NUM = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|a)"
-_ZH_NUM = r"[\d零一二两三四五六七八九十]+"
-_DAYS = r"(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weekends)"
-_ATTRIBUTES: list[tuple[str, re.Pattern]] = [(name, re.compile(pattern, re.IGNORECASE)) for name, pattern in [
-    ("pet-age", r"\b(cat|dog|kitten|puppy|pet|parrot|rabbit)\b.{0,40}\b" + _NUM + r" (years?|months?) old\b|"
-                r"(猫|狗|宠物).{0,12}" + _ZH_NUM + r"(岁|个月)"),
-    ("team-size", r"\bteam\b.{0,40}\b" + _NUM + r"\s+(engineers|people|members|developers|devs|persons)\b|"
-                  r"团队.{0,12}" + _ZH_NUM + r"\s*(个)?(人|名工程师|工程师)"),
-    ("manager", r"\b(my|our)( new| current)? (manager|boss|team lead|line manager) (is|was|will be)\b|"
-                r"\bi (now )?report to\b|(经理|领导|上司|老板)(是|叫|换成)"),
-    ("home", r"\b(i|we) (now )?(live|am living|'m living|are living|'re living) (in|at|near)\b|"
-             r"\b(i|we)('ve| have)? (just |recently |finally )?(moved|relocated) (to|back to|into)\b|"
-             r"\b(i|we)('ve| have)? (just |recently |finally )?(moved|relocated) from [^.,;]{1,40} to\b|"
-             r"\bmy (home|flat|apartment|house) is (in|at|near)\b|\b(i'm|i am|we're|we are) based in\b|"
-             r"住在|搬到|搬去|家在"),
-    ("employer", r"\b(i|we) (now )?(work|am working|'m working) (at|for)\b|\bi (just )?joined \w+ as\b|"
-                 r"\bmy (employer|company) is\b|在.{1,12}(工作|上班)"),
-    ("drink", r"\b(i|we) (always |usually |now |still |only )?(drink|have|start (my|the) day with)\b.{0,30}"
-              r"\b(coffee|tea|espresso|latte|cappuccino|matcha|water|juice)\b|"
-              r"\bswitched\b.{0,40}\b(coffee|tea|espresso|latte|cappuccino|matcha)\b|喝.{0,6}(咖啡|茶|水)"),
-    ("diet", r"\b(i'm|i am|i've gone|i have gone|we're|we are) (now )?(a )?(vegetarian|vegan|pescatarian)\b|"
-             r"吃素|素食者"),
-    ("database", r"\b(use|uses|using|moved|migrated|switched|runs on|run on)\b[^.]{0,60}\b(postgres(ql)?|"
-                 r"mysql|sqlite|mongodb|mariadb|clickhouse|dynamodb|cassandra|cockroachdb)\b"),
-    ("commute", r"\b(i|we) (commute|bike|cycle|drive|take the (train|bus)|walk)\b.{0,30}\b(to )?(work|office)\b|"
-                r"通勤"),
-    ("schedule", r"\b(on|every|most) " + _DAYS + r"\b|\bevery (day|morning|evening|night|week|monday|tuesday|"
-                 r"wednesday|thursday|friday|saturday|sunday)\b|\beach (morning|day|week)\b|"
-                 r"每(天|周|星期|个?月)|(周|星期)[一二三四五六日天末]"),
-]]
-# What a schedule is of: the activity, so the gym time and the standup time are two attributes.
-_ACTIVITY_RE = re.compile(
-    r"\b(gym|standup|stand-up|deploy\w*|release\w*|meeting|lesson\w*|class\w*|training|run|runs|"
-    r"running|swim\w*|yoga|backup\w*|review\w*|dentist|piano|football|soccer|tennis|lunch|dinner|"
-    r"breakfast|walk\w*|cycl\w*|ride|rides)\b|健身|站会|部署|发布|会议|课|训练|跑步|游泳|瑜伽|备份|骑",
-    re.IGNORECASE)
-_PET_RE = re.compile(r"\b(cat|dog|kitten|puppy|pet|parrot|rabbit)\b|猫|狗|宠物", re.IGNORECASE)
-_PET_KIND = {"kitten": "cat", "puppy": "dog", "猫": "cat", "狗": "dog", "宠物": "pet"}
-_ACTIVITY_KIND = {"健身": "gym", "站会": "standup", "stand-up": "standup", "部署": "deploy",
-                  "发布": "release", "会议": "meeting", "课": "lesson", "训练": "training",
-                  "跑步": "run", "running": "run", "runs": "run", "游泳": "swim", "瑜伽": "yoga",
-                  "备份": "backup", "骑": "cycl", "ride": "cycl", "rides": "cycl"}
-
-
-def attributes_of(text: str) -> set[str]:
-    """Every attribute a fact states (`home`, `team-size`, `pet-age:cat`, `schedule:gym`...);
-    empty when the wording shows none (such a fact is never replaced, only added beside others).
-    "Our team has 6 engineers and we deploy on Tuesdays" states two."""
-    found = set()
-    for name, pattern in _ATTRIBUTES:
-        if not pattern.search(text):
-            continue
-        if name == "pet-age":
-            kind = _PET_RE.search(text).group(0).lower()
-            found.add(f"pet-age:{_PET_KIND.get(kind, kind)}")
-        elif name == "schedule":
-            for activity in _ACTIVITY_RE.finditer(text):  # a time is of an activity, or of nothing
-                word = activity.group(0).lower()
-                stem = _ACTIVITY_KIND.get(word, (tokenize(word) or [word])[0])
-                found.add(f"schedule:{_ACTIVITY_KIND.get(stem, stem.rstrip('s'))}")
-        else:
-            found.add(name)
-    return found
-
-
-def attribute_of(text: str) -> str | None:
-    """The first attribute a fact states, in lexicon order (what names its facet)."""
-    found = attributes_of(text)
-    order = [name for name, _ in _ATTRIBUTES]
-    return min(found, key=lambda a: (order.index(a.split(":")[0]), a)) if found else None
-
-
 # -- subjects ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Subject:
@@ -214,28 +138,6 @@ class Subject:
 
 
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|我", re.IGNORECASE)
-_FACETS = [  # attribute prefix -> facet of a person
-    (("home", "pet-age", "commute"), "home and family"),
-    (("employer", "manager"), "work"),
-    (("drink", "diet"), "food and drink"),
-    (("schedule",), "schedule"),
-]
-_FAMILY_RE = re.compile(r"\b(wife|husband|partner|daughter|son|kids?|children|sister|brother|mother|"
-                        r"father|mom|dad|parents?|family|grand\w+)\b|女儿|儿子|妻子|丈夫|家人|父母|妈妈|爸爸|"
-                        r"姐姐|妹妹|哥哥|弟弟", re.IGNORECASE)
-_WORK_RE = re.compile(r"\b(work|job|office|colleague|manager|boss|team|project|promotion|salary)\b|"
-                      r"工作|公司|同事|项目", re.IGNORECASE)
-_HEALTH_RE = re.compile(r"\b(gym|run|running|yoga|swim\w*|sleep|doctor|dentist|health|sick|"
-                        r"cycl\w+|marathon|exercise|therapy|therapist|mental|workout)\b|健身|跑步|睡|医生|牙医|骑",
-                        re.IGNORECASE)
-_GROUP_RE = re.compile(r"\b(?:the|our|my) ([A-Za-z][\w-]*(?: [A-Za-z][\w-]*)?) (service|team|cluster|app|"
-                       r"database|project|server|pipeline|repo|repository|api|job|queue|dashboard|channel)\b",
-                       re.IGNORECASE)
-_GROUP_ZH_RE = re.compile(f"([{_HAN}A-Za-z]{{1,6}})(服务|团队|集群|项目|数据库|系统)")
-_PROCEDURE_START = re.compile(
-    r"^(to \w+|run|restart|use|call|open|install|deploy|check|set|add|remove|watch|announce|"
-    r"first|then|always|never|make sure|do not|don't|stop|start|reboot|roll back|rollback|"
-    r"运行|执行|先|重启|检查|安装)\b", re.IGNORECASE)
 _IDENTIFIER_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:sh|py|js|ts|yaml|yml|json|sql|toml)\b|"
                             r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _PROPER_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\b")
@@ -255,53 +157,48 @@ def slug(text: str) -> str:
     return re.sub(rf"[^a-z0-9{_HAN}]+", "-", text.lower()).strip("-")
 
 
-def facet_of(text: str, attribute: str | None) -> str:
-    if attribute:
-        for prefixes, facet in _FACETS:
-            if attribute.split(":")[0] in prefixes:
-                return facet
-    for pattern, facet in ((_FAMILY_RE, "home and family"), (_WORK_RE, "work"),
-                           (_HEALTH_RE, "health and sport")):
-        if pattern.search(text):
-            return facet
-    return "life"
-
-
 _CODE_SPAN_RE = re.compile(r"`[^`\n]+`")
 
 
-def is_procedure(text: str, who: str = "", group: bool = False) -> bool:
-    """A how-to: a line naming a tool (a script, file, command in backticks, CONSTANT) said by
-    no one in particular, or steps (a line opening on an instruction) that name a tool or that
-    no named speaker says about themselves. A named speaker's "never give up!" or "check out
-    my painting" is what that person said (their node), not a procedure."""
+def is_procedure(text: str, who: str = "") -> bool:
+    """A how-to: a line naming a tool (a script, a file, a command in backticks, a CONSTANT) that
+    no one says about themselves and that is not a statement about a thing named by its subject
+    ("The payments service reads `app.yaml`" is the service's; "Run `make deploy` after a tag"
+    and "Before a release, `scripts/check.sh` must pass" are how-tos), or steps no one in
+    particular says ("Always drain the queue before the sync"). A named speaker's "never give
+    up!" or "check out my painting" is what that person said (their node)."""
     tool = bool(_IDENTIFIER_RE.search(text) or _CODE_SPAN_RE.search(text))
-    mine = bool(_FIRST_PERSON.search(text))
-    if tool and not group and not mine:
-        return True
-    if not _PROCEDURE_START.match(text.strip()):
+    if _FIRST_PERSON.search(text):
         return False
-    return tool or not (who or mine)
+    if not tool:  # steps said by no one in particular, opening on when or whether to do them
+        return not who and bool(_STEP_START.match(text.strip()))
+    first = (re.findall(r"[A-Za-z][\w'’-]*", text) or [""])[0].lower()
+    return first not in DETERMINERS
+
+
+# a line of steps opens on an adverb of frequency or sequence or a negated auxiliary (closed classes)
+_STEP_START = re.compile(r"^(?:always|never|first|then|next|finally|do not|don't|don’t)\b", re.IGNORECASE)
 
 
 def procedure_subject(text: str) -> str:
-    """What a procedure is for: its script or command (`deploy/rollback.sh` -> "deploy rollback"),
-    else its first content words."""
-    ident = _IDENTIFIER_RE.search(text)
+    """What a procedure is for: its script or command named by its path's words without the
+    file's extension (`deploy/rollback.sh` -> "deploy rollback"), else its first content words."""
+    ident = _IDENTIFIER_RE.search(text) or _CODE_SPAN_RE.search(text)
     if ident:
-        parts = re.split(r"[/._-]+", ident.group(0).lower())
-        words = [p for p in parts if p and p not in {"sh", "py", "js", "ts", "yaml", "yml", "json",
-                                                     "sql", "toml", "scripts", "script", "bin", "src"}]
+        name = ident.group(0).strip("`")
+        name = re.sub(r"(?<=\w)\.[A-Za-z]{1,5}$", "", name)  # the extension names no purpose
+        words = [p for p in re.split(r"[/._\s-]+", name.lower()) if p]
         if words:
-            return " ".join(dict.fromkeys(words))
-    words = [w for w in re.findall(r"[A-Za-z][\w'’-]*[\w]", text)
-             if w.lower().replace("’", "'") not in _STOP_NAMES][:3]
+            return " ".join(list(dict.fromkeys(words))[-3:])
+    text = _STEP_START.sub("", text.strip(), count=1)  # "Don't forget to ..." is not about "Don't"
+    words = [w for w in re.findall(r"[A-Za-z][\w'’-]*[\w]", text) if w.lower() not in STOPWORDS][:3]
     return " ".join(w.lower() for w in words) or text[:24]
 
 
-_STOP_NAMES = frozenset("""to run restart use call open install check set add remove watch announce
-first then always never make sure do not don't stop start the a an with after before and or of in on
-for when if""".split())
+def person_subject(person: str) -> Subject:
+    """A person's node: one per person ("The user", "Jonas"), named after them; a node past
+    `digest_node_bytes` continues in parts. No facet is guessed from the words said."""
+    return Subject(f"person:{slug(person)}", person[:1].upper() + person[1:], "personal")
 
 
 UNPLACED = Subject("", "", "")  # `subject_of(..., placed_only=True)`: a statement with nothing to be about
@@ -317,27 +214,13 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
     antecedent is `UNPLACED` (no node can say what it is about), not a node named by its first
     words."""
     text = strip_label(strip_marker(text))
-    attribute = attribute_of(text)
-    group = _GROUP_RE.search(text)
-    if is_procedure(text, who, group is not None):
+    if is_procedure(text, who):
         about = procedure_subject(text)
         return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
-    if group and attribute not in ("home", "employer", "drink", "diet") and not (
-            attribute or "").startswith("pet-age"):
-        label = f"{group.group(1)} {group.group(2)}".lower()
-        if label.split()[0] not in ("same", "new", "other", "whole"):
-            return Subject(f"group:{slug(label)}", label[:1].upper() + label[1:], "wiki")
-    zh_group = _GROUP_ZH_RE.search(text)
-    if zh_group and not _FIRST_PERSON.search(text):
-        label = zh_group.group(0)
-        return Subject(f"group:{slug(label)}", label, "wiki")
     han = len(re.findall(f"[{_HAN}]", text))
     if _FIRST_PERSON.search(text) or who or han > len(re.findall(r"[A-Za-z]", text)):
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
-        person = who or "the user"
-        facet = facet_of(text, attribute)
-        name = f"{person[:1].upper()}{person[1:]} – {facet}"
-        return Subject(f"person:{slug(person)}:{slug(facet)}", name, "personal")
+        return person_subject(who or "the user")
     label = subject_phrase(text)
     if label and _named(label.split()[0]):  # what the sentence is about, in its words
         return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
@@ -346,14 +229,10 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # keyed as a subject named in the sentence's subject is ("We raised the Redis cache TTL
         # ..." goes to the node of "The Redis cache TTL is ...", not to a second "Redis")
         return Subject(f"topic:{slug(proper[0])}", proper[0], "wiki")
-    if group:
-        label = f"{group.group(1)} {group.group(2)}".lower()
-        return Subject(f"group:{slug(label)}", label[:1].upper() + label[1:], "wiki")
     label = subject_phrase(text)
     if not label and subject(text) in ("we", "us"):
         # "We run it on 6 pods": nothing named but us, the user among us (not a node "We run it")
-        facet = facet_of(text, attribute)
-        return Subject(f"person:the-user:{slug(facet)}", f"The user – {facet}", "personal")
+        return person_subject("the user")
     if antecedent is not None and (not label or pronoun_led(text, contracted=True) or demonstrative_led(text)):
         return antecedent
     if placed_only and not label and (pronoun_led(text, contracted=True) or demonstrative_led(text)):

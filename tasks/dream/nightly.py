@@ -182,18 +182,34 @@ def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str],
     return out
 
 
+def recalled_nodes(settings: Settings, unit: Unit, own: dict[str, str]) -> dict[str, str]:
+    """Offline: the digest nodes that share the statement's rarest terms (BM25 over the digest,
+    the nearest `RECALLED`), where the fact it restates or changes may stand under another
+    subject ("We moved the billing database from MySQL to Postgres" and the node `Billing`
+    saying it uses MySQL). Searched, never added to; nothing when no index exists yet."""
+    lay = layout(settings)
+    try:
+        response = search(settings, unit.summary[:1000], limit=RECALLED, filters=Filters(layer="digest"),
+                          link_limit=0, with_watermark=False)
+    except IndexMissing:
+        return {}
+    return {r.path: read_text(lay.root / r.path) for r in response.results
+            if r.path not in own and (lay.root / r.path).is_file()}
+
+
+RECALLED = 3
+
+
 def facet_nodes(lay: Layout, unit: Unit, own: dict[str, str],
                 subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
-    """For a Chinese statement of a person's: that person's nodes of other facets. Chinese
-    names no subject by capitals and often leaves the speaker unsaid, so its facts are filed
-    under facets by cue words alone ("我的狗叫豆豆" with the family, "豆豆现在四岁了" under life);
-    the fact a statement changes may be under another facet."""
-    if not unit.subject.startswith("person:") or han_share(unit.summary) <= 0.5:
+    """For a person's statement: that person's other nodes (the facet nodes `person:<who>:<facet>`
+    that earlier versions filed their facts under), where the fact a statement changes may be."""
+    if not unit.subject.startswith("person:"):
         return {}
-    person = unit.subject.rsplit(":", 1)[0] + ":"
+    person = unit.subject.split(":")[:2]
     return {rel: read_text(lay.root / rel)
             for key, paths in (subject_nodes(lay) if subjects is None else subjects).items()
-            if key.startswith(person) and key != unit.subject
+            if key.split(":")[:2] == person and key != unit.subject
             for rel in paths if rel not in own and (lay.root / rel).is_file()}
 
 
@@ -385,7 +401,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     decision = decide(unit, nodes, new_path) if decide else \
         decide_offline(unit, nodes, new_path, context_of,
                        {**naming_nodes(lay, unit, nodes, subjects), **modified_nodes(lay, unit, nodes, subjects),
-                        **facet_nodes(lay, unit, nodes, subjects)})
+                        **facet_nodes(lay, unit, nodes, subjects), **recalled_nodes(settings, unit, nodes)})
     if isinstance(decision, Create) and not decision.related:
         decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject, subjects)})
     validate(lay, decision, unit)

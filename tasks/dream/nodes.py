@@ -116,16 +116,15 @@ SIBLINGS = 8  # at most this many related nodes of a thing's new node
 
 
 def sibling_nodes(lay: Layout, subject: str, subjects: dict[str, list[str]] | None = None) -> list[str]:
-    """Nodes about the same person as `subject` (`person:<who>:<facet>`), or about the same thing
+    """Nodes about the same person as `subject` (`person:<who>`), or about the same thing
     (`topic:`/`group:`: one node's name is the other's with words around it, "snabror" and
     "snabror container", "beshios" and "memory of beshios"; the nearest `SIBLINGS`): a new
     node links to them, so following links from one finds the others. `subjects`:
     `subject_nodes`, when the caller has it."""
     subjects = subject_nodes(lay) if subjects is None else subjects
     parts = subject.split(":")
-    if len(parts) == 3 and parts[0] == "person":
-        prefix = f"person:{parts[1]}:"
-        return sorted(p for key, paths in subjects.items() if key.startswith(prefix) and key != subject
+    if len(parts) >= 2 and parts[0] == "person":  # `person:<who>`, or a facet node of earlier versions
+        return sorted(p for key, paths in subjects.items() if key.split(":")[:2] == parts[:2] and key != subject
                       for p in paths[:1])
     if len(parts) != 2 or parts[0] not in ("topic", "group") or not parts[1]:
         return []

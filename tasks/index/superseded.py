@@ -136,10 +136,12 @@ def _rows(table: pa.Table, columns: tuple[str, ...]) -> list[tuple]:
 
 
 def _digest_lines(docs: pa.Table, digest: str) -> dict[tuple[str, int], str]:
-    """(path, line) -> text of every digest chunk line (a chunk's text ends with its lines)."""
+    """(path, line) -> text of every digest chunk line (a chunk's text ends with its lines; what
+    comes before its first line is context: the heading, a part's `[Part 2/3]`)."""
     out = {}
-    for path, end, text in _rows(docs, ("path", "end_line", "text")):
+    for path, start, end, text in _rows(docs, ("path", "start_line", "end_line", "text")):
         if path.startswith(f"{digest}/"):
             lines = text.split("\n")
-            out.update({(path, end - (len(lines) - 1 - i)): line for i, line in enumerate(lines)})
+            numbered = ((end - (len(lines) - 1 - i), line) for i, line in enumerate(lines))
+            out.update({(path, n): line for n, line in numbered if n >= start})
     return out
