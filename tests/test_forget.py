@@ -92,7 +92,7 @@ def test_a_forgotten_current_value_gives_the_older_one_back(settings, lay):
     auto_memory(settings, say("2026-07-05", "b", "I moved from Berlin to Lisbon last week."), "b")
     run_dream(settings, date(2026, 7, 5))
     memflow.forget(settings, session="b")
-    node = next((lay.root / "digest").rglob("*home*")).read_text()
+    node = next((lay.root / "digest").rglob("the-user.md")).read_text()
     assert "Lisbon" not in node and "until" not in node
     assert "\n- 2026-07-01: I live in Berlin, near the Tiergarten park. [[daily/2026-07-01/" in node
 

@@ -22,7 +22,7 @@ from memflow.schemas.capture import (
 )
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import note_where, refresh_day_index
-from memflow.tasks.capture.extractive import salient_terms, separate_speakers, write_extractive
+from memflow.tasks.capture.extractive import separate_speakers, title_of, write_extractive
 from memflow.tasks.capture.secrets import mask_message
 from memflow.tasks.capture.sessionlog import (
     append_messages,
@@ -172,7 +172,8 @@ def write_day_note(lay: Layout, session_id: str, day: date, note: StructuredNote
 
 def retitle(text: str) -> tuple[str, str]:
     """(old name, text) of a captured daily note named again from the items it still holds, by
-    the offline writer's rule (salient terms; the first items as description): after a forget
+    the offline writer's rule (`title_of`: a short phrase of its main statement; the first items as
+    description): after a forget
     took some of its lines, its title and description no longer summarise what was forgotten."""
     note = parse_note("note", text)
     match = _AUTO_RE.search(note.body)
@@ -180,8 +181,7 @@ def retitle(text: str) -> tuple[str, str]:
         return note.name, text
     block = match.group(0).split("\n")
     items = [line_text(line) for line in block if line.startswith("- ")]
-    terms = salient_terms(items)
-    name = ", ".join(terms) if terms else (items[0][:60] if items else "forgotten")
+    name = title_of(items) if items else "forgotten"
     description = "; ".join(item[:100] for item in items[:3])[:300]
     heading = next((n for n, line in enumerate(block) if line.startswith("# ")), None)
     if heading is None:

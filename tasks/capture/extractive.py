@@ -157,6 +157,31 @@ def salient_terms(texts: list[str], hint: str = "", n: int = 3) -> list[str]:
     return [shown[k] for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))[:n]]
 
 
+def title_of(texts: list[str], hint: str = "") -> str:
+    """A note's title: a short phrase of its main statement (the one holding most of the note's
+    salient terms, the first on a tie), its first clause cut to `TITLE_WORDS` words (Chinese:
+    `TITLE_HAN` characters), not a list of rare words."""
+    texts = [t for t in (_CODE_MARKER_RE.sub("", t).strip() for t in texts) if t]
+    if not texts:
+        return "note"
+    terms = {t.lower() for t in salient_terms(texts, hint)}
+    main = max(texts, key=lambda t: (sum(w.lower() in terms for w in set(_WORD_RE.findall(t))), -texts.index(t)))
+    clause = re.split(r"(?<=\S)[.!?;:,](?:\s|$)|[。！？；：，]|\s[-–—]\s", main, maxsplit=1)[0].strip()
+    if len(_HAN_RE.findall(clause)) > len(clause) / 2:
+        return clause[:TITLE_HAN]
+    if len(clause.split()) < 2:  # "e.g." is no clause
+        clause = main
+    words = clause.split()[:TITLE_WORDS]
+    while len(words) > 2 and words[-1].lower().strip(".,;:!?") in STOPWORDS:
+        words.pop()  # a phrase ends on a word that says something, not "in" or "the"
+    phrase = " ".join(words).rstrip(".,;:!?")
+    return phrase[:1].upper() + phrase[1:]
+
+
+TITLE_WORDS = 8
+TITLE_HAN = 14
+
+
 _FILLERS = frozenset("also next then still just really correction actually please here there "
                      "today tomorrow yesterday always never every would could".split())
 
@@ -231,8 +256,7 @@ def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> Struc
         return StructuredNote(keep=False)
     # The title names what the user talked about, not what the other side brought up.
     own = [i for key in (*OWN, "questions") for i in buckets[key]] or items
-    terms = salient_terms([i.text for i in own], hint)
-    name = ", ".join(terms) if terms else own[0].text[:60]
+    name = title_of([i.text for i in own], hint)
     main = (buckets["facts"] or own)[:3]
     description = "; ".join(_short(_CODE_MARKER_RE.sub("", i.text)) for i in main)
     return StructuredNote(name=name, description=description[:300], **buckets)
