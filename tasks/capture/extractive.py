@@ -158,19 +158,22 @@ def salient_terms(texts: list[str], hint: str = "", n: int = 3) -> list[str]:
 
 
 def title_of(texts: list[str], hint: str = "") -> str:
-    """A note's title: a short phrase of its main statement (the one holding most of the note's
-    salient terms, the first on a tie), its first clause cut to `TITLE_WORDS` words (Chinese:
+    """A note's title: a short phrase of its main statement (the clause sharing most words with
+    the rest of the note), cut to `TITLE_WORDS` words (Chinese:
     `TITLE_HAN` characters), not a list of rare words."""
     texts = [t for t in (_CODE_MARKER_RE.sub("", t).strip() for t in texts) if t]
     if not texts:
         return "note"
-    terms = {t.lower() for t in salient_terms(texts, hint)}
-    main = max(texts, key=lambda t: (sum(w.lower() in terms for w in set(_WORD_RE.findall(t))), -texts.index(t)))
-    clause = re.split(r"(?<=\S)[.!?;:,](?:\s|$)|[。！？；：，]|\s[-–—]\s", main, maxsplit=1)[0].strip()
+    clauses = [c.strip() for t in texts for c in _CLAUSE_END_RE.split(t) if c and c.strip()] or texts
+    words = [{w.lower() for w in _WORD_RE.findall(c) if w.lower() not in STOPWORDS} for c in clauses]
+    said = Counter(w for ws in words for w in ws) + Counter(w.lower() for w in _WORD_RE.findall(hint))
+    # the clause sharing most words with the rest of the note (what the note keeps coming back
+    # to); on a tie the first. "Back on Fiontour today" names the subject once; the clause that
+    # names it with what else the note is about says more.
+    main = max(range(len(clauses)), key=lambda n: (bool(words[n]), sum(said[w] > 1 for w in words[n]), -n))
+    clause = clauses[main]
     if len(_HAN_RE.findall(clause)) > len(clause) / 2:
         return clause[:TITLE_HAN]
-    if len(clause.split()) < 2:  # "e.g." is no clause
-        clause = main
     words = clause.split()[:TITLE_WORDS]
     while len(words) > 2 and words[-1].lower().strip(".,;:!?") in STOPWORDS:
         words.pop()  # a phrase ends on a word that says something, not "in" or "the"
@@ -180,6 +183,7 @@ def title_of(texts: list[str], hint: str = "") -> str:
 
 TITLE_WORDS = 8
 TITLE_HAN = 14
+_CLAUSE_END_RE = re.compile(r"(?<=\S)[.!?;:,](?:\s|$)|[。！？；：，]|\s[-–—]\s")
 
 
 _FILLERS = frozenset("also next then still just really correction actually please here there "
@@ -256,7 +260,7 @@ def write_extractive(log: list[dict], lines: list[int], hint: str = "") -> Struc
         return StructuredNote(keep=False)
     # The title names what the user talked about, not what the other side brought up.
     own = [i for key in (*OWN, "questions") for i in buckets[key]] or items
-    name = title_of([i.text for i in own], hint)
+    name = title_of([i.text for i in sorted(own, key=lambda i: i.lines[:1])], hint)  # in the order said
     main = (buckets["facts"] or own)[:3]
     description = "; ".join(_short(_CODE_MARKER_RE.sub("", i.text)) for i in main)
     return StructuredNote(name=name, description=description[:300], **buckets)

@@ -749,6 +749,28 @@ shall should can could may might must ought""".split())
 _SUBJECTS = frozenset("i he she we they".split())  # pronouns only ever subjects (not "it", "you")
 
 
+def is_clause(text: str) -> bool:
+    """Does a short statement say something of something: a subject pronoun, an auxiliary or a
+    copula, a verb's past form or a present "-s" after the first word? "Back on Fiontour today"
+    and "the grorvear part again" do not (fragments: a node of them holds no fact); "Kenji owns
+    billing now", "I live in Leeds", "Signed the lease in Porto" do. Longer statements and
+    Chinese are taken as clauses (nothing here can tell)."""
+    if han_share(text) > 0.3:
+        return True
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’]*", text)]
+    if len(words) > CLAUSE_WORDS:
+        return True
+    parts = {re.split(r"['’]", w, maxsplit=1)[0] for w in words}
+    if parts & (_SUBJECTS | _AUXILIARIES | _BE | {"it", "you"}) or any(
+            re.search(r"['’](?:s|re|ve|ll|d|m)$", w) for w in words):
+        return True
+    return any(_past_shaped(Tok(w, w, "word")) or (n > 0 and len(w) > 3 and w.endswith("s") and not
+               w.endswith("ss")) for n, w in enumerate(words))
+
+
+CLAUSE_WORDS = 6  # past this many words a statement is taken as saying something
+
+
 def _noun_led(part: str) -> bool:
     """A part after "and" whose first word is followed by a verb of its own (an auxiliary or
     copula: "infrastructure are key", "pears were cheap") or by a pronoun starting a clause

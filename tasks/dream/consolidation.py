@@ -27,7 +27,9 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.dream.change import WHO_PREFIX_RE, clauses, other_context, split_outside, strip_label, strip_marker
+from memflow.tasks.capture.secrets import MARK
+from memflow.tasks.dream.change import (WHO_PREFIX_RE, clauses, is_clause, other_context, split_outside, strip_label,
+                                        strip_marker)
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
 from memflow.tasks.dream.facts import UNPLACED, Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
@@ -84,11 +86,21 @@ def speaker(text: str, people: frozenset[str] = frozenset()) -> tuple[str, str]:
     return "", text
 
 
+def worth_a_node(unit: Unit) -> bool:
+    """Is a unit knowledge a node should hold? Not a statement holding a masked secret (its node
+    would hold only the mask), nor a fragment that says nothing of anything ("Back on Fiontour
+    today", "the grorvear part again": `change.is_clause`). Such a statement stays in its daily
+    note, searchable; a line the digest already cites still follows a person's edit of it."""
+    said = speaker(unit.summary)[1]
+    return MARK not in said and is_clause(strip_label(strip_marker(said)))
+
+
 def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str] = frozenset()) -> Unit | None:
     """One fact -> one unit. In a node about the speaker the fact is kept without the speaker's
     name in front (the node's name says whose it is). `before`: the unit of the same speaker's
     statement just before this one in its note; a statement opening on a pronoun that points
-    back and naming nothing else is about what that one was about."""
+    back and naming nothing else is about what that one was about. None for a pronoun with
+    nothing to point to."""
     who, said = speaker(fact.text, people)
     antecedent = None
     if before is not None and before.bucket != "procedure" and _points_back(strip_label(strip_marker(said))):

@@ -40,6 +40,7 @@ from memflow.tasks.dream.consolidation import (
     note_facts,
     speaker,
     unit_links,
+    worth_a_node,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
 from memflow.tasks.dream.change import han_share, ungrounded
@@ -392,6 +393,8 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
             return apply_and_write(lay, run, unit, Correct(path=path, old=fact.text, new=unit.summary,
                                                            reason="the line it cites was edited"), edit=True)
         # consolidated before (a re-run after a lost catalog or a recovered kill): never twice
+        return ActionRecord(unit=unit.name, action="none", path="", created=False)
+    if not worth_a_node(unit):  # a masked secret, a fragment: the daily note holds it
         return ActionRecord(unit=unit.name, action="none", path="", created=False)
     folder = f"{lay.digest}/{unit.bucket}"
     new_path = unique_path(lay, folder, slugify(unit.name))

@@ -1,17 +1,18 @@
 """Stage 3's read side for a system prompt: the profile, what memory holds about the user and the
 people they named, without a model.
 
-Built from the digest's person nodes (`subject: person:<who>:<facet>`, their current fact lines) and the statements of daily notes the digest does
-not cite yet (the same fact rules as a dream run: `note_facts`, `split_fact`; not the
-assistant's words, not a masked secret, not a fragment of fewer than `MIN_WORDS` words).
+Built from the digest's person nodes (`subject: person:<who>`, their current fact lines) and the
+statements of daily notes no person node cites (the same fact rules as a dream run: `note_facts`,
+`split_fact`; not the assistant's words, not a masked secret, not a fragment of fewer than
+`MIN_WORDS` words), so a dream changes where a fact is read from, not which facts stand.
 
 A profile must not state a value that no longer holds, and offline nothing says which statement
-replaced which. So a statement (a digest fact line or a daily one) stands only while no later statement of the same speaker
-shares a content word with it ("I live in Leeds" / "we moved out of Leeds" / "I live in Bath
-now": only the last stands); what stands is the newest word on each thing said. The things said
-about most often come first (a statement counts the ones it stands for), then the newest; what
-fits the token budget (cl100k, as the packer counts) is shown newest first, each line with its
-date, whose fact it is and its source link.
+replaced which. So a statement (a person node's line or a daily one) stands only while no later
+statement of the same speaker shares a content word with it ("I live in Leeds" / "we moved out of
+Leeds" / "I live in Bath now": only the last stands); what stands is the newest word on each thing
+said. The things said about most often come first (a statement counts the ones it stands for),
+then the newest; what fits the token budget (cl100k, as the packer counts) is shown newest first,
+each line with its date, whose fact it is and its source link.
 """
 
 from __future__ import annotations
@@ -50,17 +51,17 @@ class ProfileFact:
 
 
 def digest_facts(lay: Layout, settings: Settings) -> tuple[list[ProfileFact], set[str]]:
-    """(current facts of every person node, every `path#anchor` the digest cites)."""
+    """(current facts of every person node, every `path#anchor` those facts cite)."""
     out, cited = [], set()
     for path in sorted((lay.root / lay.digest).rglob("*.md")):
         rel = path.relative_to(lay.root).as_posix()
         note = parse_note(rel, read_text(path, settings.decode_errors))
         subject = str(note.metadata.get("subject") or "")
+        if not subject.startswith(PERSON):
+            continue  # a topic's fact is read from its daily statement, as without a dream
         for fact in facts_of(note.text):
             cited.update(link for line in [fact, *fact.history] for link in line.links)
-            if subject.startswith(PERSON):
-                who = _person(subject)
-                out.append(ProfileFact(fact.date, who, fact.text, (fact.links or [rel])[0]))
+            out.append(ProfileFact(fact.date, _person(subject), fact.text, (fact.links or [rel])[0]))
     return out, cited
 
 
@@ -69,9 +70,9 @@ def _person(subject: str) -> str:
     return "the user" if slug == USER else slug.replace("-", " ").title()
 
 
-def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[ProfileFact]:
-    """The statements of daily notes the digest does not cite yet that still stand (see the
-    module), the things said about most often first, then the newest."""
+def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[tuple[ProfileFact, frozenset[str]]]:
+    """The statements of daily notes no person node cites, each with its content words, in the
+    order said."""
     said: list[tuple[ProfileFact, frozenset[str]]] = []
     for path in sorted((lay.root / lay.daily).rglob("*.md")):
         rel = path.relative_to(lay.root).as_posix()
@@ -86,7 +87,7 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[Profil
             if source not in cited and _worth_stating(who, text):
                 said.append((ProfileFact(day.isoformat(), who or "the user", text, source),
                              frozenset(tokenize(text, settings.keyword_tokenizer))))
-    return standing(said)
+    return said
 
 
 def _worth_stating(who: str, text: str) -> bool:
@@ -149,19 +150,13 @@ def render(kept: list[ProfileFact], budget_tokens: int) -> tuple[str, list[Profi
 def current_facts(lay: Layout, settings: Settings, budget_tokens: int) -> list[ProfileFact]:
     """The facts a profile of `budget_tokens` shows (see the module), in the order chosen."""
     facts, cited = digest_facts(lay, settings)
-    facts.sort(key=lambda f: f.date, reverse=True)
+    said = [(f, frozenset(tokenize(f.text, settings.keyword_tokenizer))) for f in facts]
+    said = sorted([*said, *daily_facts(lay, settings, cited)], key=lambda pair: pair[0].date)  # as said
     kept: list[ProfileFact] = []
     used = count_tokens(HEADER)
-    pool = [*facts, *daily_facts(lay, settings, cited)]
-    words = [frozenset(tokenize(fact.text, settings.keyword_tokenizer)) for fact in pool]
-    latest: dict[tuple[str, str], str] = {}  # (who, content word) -> the newest day it was said
-    for fact, said in zip(pool, words):
-        for word in said:
-            latest[(fact.who, word)] = max(latest.get((fact.who, word), ""), fact.date)
-    for fact, said in zip(pool, words):
-        if any(k.who == fact.who and same_fact(k.text, fact.text) for k in kept) or any(
-                latest[(fact.who, word)] > fact.date for word in said):
-            continue  # the same fact again, or one a newer statement of the same speaker speaks to
+    for fact in standing(said):  # a person node's current line and a daily statement alike
+        if any(k.who == fact.who and same_fact(k.text, fact.text) for k in kept):
+            continue  # the same fact again
         cost = count_tokens("\n" + fact.line())
         if used + cost <= budget_tokens:
             kept.append(fact)
