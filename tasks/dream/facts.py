@@ -138,7 +138,10 @@ class Subject:
 
 
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|我", re.IGNORECASE)
-_IDENTIFIER_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:sh|py|js|ts|yaml|yml|json|sql|toml)\b|"
+# a tool by its shape: a path (from a root or home, or of two folders or more, or to a file with an
+# extension: never "and/or", "13/14"), a file name with an extension, or a CONSTANT_NAME
+_IDENTIFIER_RE = re.compile(r"(?<![\w/])(?:\.{0,2}/|~/)[\w.-]+(?:/[\w.-]+)*|(?:[\w.-]*[A-Za-z][\w.-]*/){2,}[\w.-]+|"
+                            r"(?:[\w.-]+/)+[\w-]+\.[a-z][a-z0-9]{0,4}\b|\b[A-Za-z][\w-]*\.[a-z][a-z0-9]{1,4}\b(?!\.\w)|"
                             r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _PROPER_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\b")
 _NOT_NAMES = frozenset("""The This That These Those Our We They It Its There Here When What Where
