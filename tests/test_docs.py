@@ -1,0 +1,192 @@
+"""The documentation: README stays a short front door whose tour runs as written; the generated
+docs pages are fresh; the chat-model recipe reaches an OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BIN = Path(sys.executable).parent
+
+
+def section(title: str, text: str = README) -> str:
+    """README's text from the heading `## title...` to the next `## ` heading."""
+    start = text.index(f"\n## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", text, re.M | re.S)
+
+
+def shell_lines(text: str) -> list[str]:
+    """The commands of a section's bash blocks, comments dropped."""
+    out = []
+    for block in blocks(text, "bash"):
+        for line in block.splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if command and not command.startswith("#"):
+                out.append(command)
+    return out
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMFLOW_", "PREFECT_API_URL"))}
+    env.update({"HOME": str(home), "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra})
+    return env
+
+
+def sh(command: str, cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300, executable="/bin/bash")
+    assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+# ---------------------------------------------------------------- README's shape
+
+def test_readme_is_at_most_250_lines_and_keeps_the_ci_blocks():
+    assert len(README.splitlines()) <= 250
+    for name in ("setup", "test"):
+        found = re.findall(rf"<!-- ci:{name} -->\n```bash\n(.+?)\n```\n<!-- /ci:{name} -->", README, re.S)
+        assert len(found) == 1, f"the ci:{name} block is gone or doubled"
+    setup = re.search(r"<!-- ci:setup -->\n```bash\n(.+?)\n```", README, re.S).group(1)
+    assert setup == "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/memflow demo"
+    assert "pytest" in re.search(r"<!-- ci:test -->\n```bash\n(.+?)\n```", README, re.S).group(1)
+
+
+def test_readme_links_point_at_files_that_exist():
+    targets = re.findall(r"\]\(((?!https?://)[^)#]+)\)", README)
+    assert targets, "README links into the docs"
+    missing = [t for t in targets if not (ROOT / t).is_file()]
+    assert not missing, missing
+
+
+# ---------------------------------------------------------------- generated pages
+
+def test_generated_docs_pages_are_fresh():
+    done = subprocess.run([sys.executable, str(ROOT / "docs" / "gen.py"), "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_setting_and_command_is_in_the_reference():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import gen
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    from memflow.cli import _parser
+    from memflow.schemas.settings import Settings
+
+    rows = [line for line in gen.settings_page().splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(Settings.model_fields)
+    empty = [row.split("`")[1] for row in rows if not row.rstrip(" |").rsplit("|", 1)[1].strip()]
+    assert not empty, f"settings with no meaning (comment them in schemas/settings.py or add to MEANING): {empty}"
+    page = gen.cli_page()
+    for name, _ in gen._subparsers(_parser()):
+        assert f"## `memflow {name}`" in page
+
+
+def test_evaluation_page_shows_every_committed_result():
+    page = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    results = sorted((ROOT / "docs" / "results").rglob("summary.json"))
+    assert results, "docs/results/ holds at least one run"
+    for path in results:
+        name = str(path.parent.relative_to(ROOT / "docs" / "results"))
+        assert f"--out docs/results/{name}" in page
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if "systems" in summary:  # memright: the 'all' row at the smallest budget, as printed
+            budget = str(summary["run"]["budgets"][0])
+            assert f"{summary['systems']['memflow']['all'][budget]['current_first']:.3f}" in page
+
+
+# ---------------------------------------------------------------- the tour, as written
+
+def test_readme_tour_runs_as_written_on_a_fresh_workspace(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = env_for(home)
+    tour = section("A five-minute tour")
+    (home / "chat.json").write_text(blocks(tour, "json")[0], encoding="utf-8")
+    outputs = {}
+    for command in shell_lines(tour):
+        outputs[command] = sh(command, home, env)
+    workspace = home / "memory"
+    # every file the README says the workspace now holds
+    listing = blocks(tour, "")[0]
+    for path in re.findall(r"^(\S+\.\w+)\s", listing, re.M):
+        assert (workspace / path).is_file(), f"README shows {path}, the tour did not write it"
+    digest = (workspace / "digest/personal/the-user-home-and-family.md").read_text(encoding="utf-8")
+    quoted = re.search(r"A digest line reads `(.+?)`;", tour, re.S).group(1)
+    assert " ".join(quoted.split()) in " ".join(digest.split())
+    searched = {cmd.split('"')[1]: out for cmd, out in outputs.items() if " search " in cmd}
+    assert "Bristol" in searched["where does the user live"]
+    assert "rollback.sh" in searched["roll back a deploy"]
+    profile = next(out for cmd, out in outputs.items() if cmd.endswith(" profile"))
+    assert "I moved from Leeds to Bristol" in profile
+
+    # connecting an agent over MCP, as the README's client configuration starts it
+    config = json.loads(blocks(section("Connect an agent"), "json")[0])["mcpServers"]["memory"]
+    args = [str(workspace) if a == "/home/me/memory" else a for a in config["args"]]
+    params = StdioServerParameters(command=str(BIN / "memflow"), args=args, env=env)
+
+    async def ask() -> dict:
+        async with Client(stdio_client(params, errlog=open(os.devnull, "w"))) as client:
+            found = await client.call_tool("search", {"query": "Where does the user live?", "limit": 3})
+            assert not found.is_error
+            return found.structured_content
+
+    hits = anyio.run(ask)["results"]
+    assert any("Bristol" in hit["text"] for hit in hits)
+
+
+def test_readme_chat_model_recipe_reaches_a_local_openai_compatible_server(tmp_path, fake_model):
+    """The local-server recipe's exports, its api base pointed at the loopback fake server:
+    `status --deep` calls the model they name; the same settings read from `memflow.toml`."""
+    home = tmp_path / "home"
+    home.mkdir()
+    recipe = section("Turn on a chat model")
+    exports = dict(re.findall(r"^export (MEMFLOW_\w+)=(\S+)", "\n".join(shell_lines(recipe)), re.M))
+    assert set(exports) == {"MEMFLOW_CHAT_MODEL", "MEMFLOW_MODEL_API_BASE", "MEMFLOW_MODEL_API_KEY"}
+    model = exports["MEMFLOW_CHAT_MODEL"].split("/", 1)[1]
+    exports["MEMFLOW_MODEL_API_BASE"] = fake_model.api_base
+    sh("memflow init memory", home, env_for(home))
+    deep = next(c for c in shell_lines(recipe) if c.startswith("memflow ") and "status --deep" in c)
+    out = sh(deep, home, env_for(home, **exports))
+    assert re.search(r"chat model: .*ok", out), out
+    assert any(r["body"].get("model") == model for r in fake_model.requests)
+
+    # the same settings as the workspace's own memflow.toml, the key left in the environment
+    (home / "memory" / "memflow.toml").write_text(
+        f'chat_model = "{exports["MEMFLOW_CHAT_MODEL"]}"\nmodel_api_base = "{fake_model.api_base}"\n',
+        encoding="utf-8")
+    from memflow.schemas.settings import load_settings
+
+    settings = load_settings(home / "memory")
+    assert (settings.chat_model, settings.model_api_base) == (exports["MEMFLOW_CHAT_MODEL"], fake_model.api_base)
+
+
+def test_readme_commands_are_the_cli_s_own():
+    """Every `memflow` command README shows parses (flags and subcommands exist)."""
+    from memflow.cli import _parser
+
+    parser = _parser()
+    for line in shell_lines(README):
+        if not line.startswith("memflow "):
+            continue
+        words = [w.replace("~", "/tmp") for w in shlex.split(line)[1:]]
+        parser.parse_args(words)  # SystemExit (an unknown flag or command) fails the test
