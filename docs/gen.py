@@ -47,6 +47,7 @@ def _walk(parser: argparse.ArgumentParser, words: list[str]):
 
 def cli_page() -> str:
     os.environ["COLUMNS"] = WIDTH
+    os.environ["NO_COLOR"] = "1"  # argparse colours help on Python 3.14 when it can
     from memflow.cli import _parser
 
     root = _parser()
@@ -260,7 +261,12 @@ def _memright_section(name: str, summary: dict) -> str:
             f"chat model: {run.get('chat_model') or 'none'}, embedding model: "
             f"{run.get('embedding_model') or 'none'}, {run.get('seconds')} s, code "
             f"`{str(run.get('git_commit', ''))[:10]}`.\n\n"
-            f"```bash\n{_command(name, run)}\n```\n\n" + head + rule + "".join(rows) + extra + "\n")
+            f"```bash\n{_command(name, run)}\n```\n\n" + _chart_link(name) + head + rule + "".join(rows)
+            + extra + "\n")
+
+
+def _chart_link(name: str) -> str:
+    return f"![{name}](img/eval-{name.replace('/', '-')}.svg)\n\n"
 
 
 def _command(name: str, run: dict) -> str:
@@ -296,7 +302,59 @@ def _recall_section(name: str, summary: dict) -> str:
     return (f"## {name}: evidence within a token budget\n\n"
             "`budget_any@B`: share of questions whose context packed to B cl100k tokens holds "
             "at least one evidence turn.\n\n"
-            f"```bash\n{_command(name, run)}\n```\n\n" + table + "\n")
+            f"```bash\n{_command(name, run)}\n```\n\n" + _chart_link(name) + table + "\n")
+
+
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+
+
+def svg_chart(title: str, budgets: list[str], series: dict[str, list[float | None]]) -> str:
+    """A line chart (metric against token budget, one line per system) as plain SVG text: no
+    plotting library, and the same bytes for the same numbers, so `--check` can compare it."""
+    width, height, left, top, plot_w, plot_h = 560, 300, 50, 30, 330, 220
+    x = {b: left + plot_w * i / max(len(budgets) - 1, 1) for i, b in enumerate(budgets)}
+
+    def y(value: float) -> float:
+        return top + plot_h * (1 - value)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<text x="{left}" y="18" font-size="13">{title}</text>']
+    for tick in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+    for b in budgets:
+        out.append(f'<text x="{x[b]:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{b}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">tokens</text>')
+    for i, (label, values) in enumerate(series.items()):
+        colour = COLOURS[i % len(COLOURS)]
+        points = " ".join(f"{x[b]:.1f},{y(v):.1f}" for b, v in zip(budgets, values) if v is not None)
+        out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<rect x="{left + plot_w + 20}" y="{top + 18 * i}" width="12" height="3" fill="{colour}"/>')
+        out.append(f'<text x="{left + plot_w + 38}" y="{top + 18 * i + 5}">{label}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def evaluation_charts() -> dict[str, str]:
+    """img/eval-<run>.svg for each result folder: the headline metric against the budget."""
+    charts = {}
+    for name, summary in _summaries():
+        slug = name.replace("/", "-")
+        if "systems" in summary:
+            budgets = [str(b) for b in summary["run"]["budgets"]]
+            series = {system: [table["all"][b]["current_first"] for b in budgets]
+                      for system, table in summary["systems"].items()}
+            title = f"{name}: current value first (all questions)"
+        else:
+            budgets = [str(b) for b in summary["run"]["budgets"]]
+            series = {label: [(block.get("budget_recall_any") or {}).get(b) for b in budgets]
+                      for label, block in (("memory-flows", summary), ("raw-turn BM25", summary.get("baseline") or {}),
+                                           ("transcript", summary.get("transcript") or {}))
+                      if block.get("budget_recall_any")}
+            title = f"{name}: evidence within the budget (budget_any)"
+        charts[f"img/eval-{slug}.svg"] = svg_chart(title, budgets, series)
+    return charts
 
 
 def evaluation_page() -> str:
@@ -349,9 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
     args = p.parse_args(argv)
     stale = []
-    for name, make in PAGES.items():
+    generated = {name: make() for name, make in PAGES.items()} | evaluation_charts()
+    for name, text in generated.items():
         path = DOCS / name
-        text = make()
         if path.exists() and path.read_text(encoding="utf-8") == text:
             continue
         if args.check:
@@ -362,6 +420,13 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)  # atomic: a reader sees the old page or the new one
         print(f"wrote docs/{name}")
+    for orphan in sorted((DOCS / "img").glob("eval-*.svg")):
+        if f"img/{orphan.name}" not in generated:  # its result folder is gone
+            if args.check:
+                stale.append(f"img/{orphan.name}")
+            else:
+                orphan.unlink()
+                print(f"removed docs/img/{orphan.name}")
     if stale:
         print("stale: " + ", ".join(f"docs/{n}" for n in stale) + " (run .venv/bin/python docs/gen.py)",
               file=sys.stderr)
