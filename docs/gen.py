@@ -357,6 +357,36 @@ def evaluation_charts() -> dict[str, str]:
     return charts
 
 
+def _scorecard_section() -> str:
+    """benchmarks/scorecard.py's table of docs/results/ (its locomo/, memright/ and techchat/
+    folders are a scorecard run's), as `--show` prints it."""
+    import contextlib
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import scorecard
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        scorecard.show([RESULTS])
+    table = printed.getvalue().replace("| metric | results |", "| metric | value |")
+    return ("## The scorecard\n\n"
+            "Every line a default change is judged by: LoCoMo dev (evidence within the budget), "
+            "memright dev (the current value first, per kind of question, beside two raw-message "
+            "BM25 baselines) and the generated technical chats. A default changes only when no "
+            "line drops beyond noise against the run before (LoCoMo dev: 999 questions; techchat "
+            "108; memright 163).\n\n"
+            "```bash\n.venv/bin/python benchmarks/scorecard.py --out /tmp/sc      # runs all three (~10 min)\n"
+            "for e in locomo memright techchat; do mkdir -p docs/results/$e && cp /tmp/sc/$e/summary.json docs/results/$e/; done\n"
+            ".venv/bin/python docs/gen.py                                   # this page\n"
+            ".venv/bin/python benchmarks/scorecard.py --show docs/results   # the table alone\n```\n\n"
+            "Only each run's `summary.json` is kept in the repository (without the per-scenario "
+            "values of memright's profile, which quote the data set), never the workspaces or "
+            "`questions.parquet`.\n\n"
+            + table + "\n")
+
+
 def evaluation_page() -> str:
     parts = [HEAD, "# Evaluation results\n\n",
              "Tables made from the `summary.json` files under `docs/results/` (each folder is the "
@@ -366,6 +396,7 @@ def evaluation_page() -> str:
              "`.venv/bin/python benchmarks/scorecard.py --out DIR`; how each evaluation scores, and "
              "the decisions its figures made, are in [Evaluation: method and findings]"
              "(evaluation-notes.md).\n\n"]
+    parts.append(_scorecard_section())
     for name, summary in _summaries():
         if "systems" in summary:
             parts.append(_memright_section(name, summary))
