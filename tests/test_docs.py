@@ -153,6 +153,15 @@ def test_readme_tour_runs_as_written_on_a_fresh_workspace(tmp_path):
     hits = anyio.run(ask)["results"]
     assert any("Bristol" in hit["text"] for hit in hits)
 
+    # the Python client of docs/how-to/mcp.md, pointed at this workspace
+    client = blocks((ROOT / "docs/how-to/mcp.md").read_text(encoding="utf-8"), "python")[0]
+    client = client.replace('"/home/me/memory"', repr(str(workspace))).replace(
+        'command="memflow"', f"command={str(BIN / 'memflow')!r}")
+    done = subprocess.run([sys.executable, "-c", client], cwd=home, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "'search'" in done.stdout and "Bristol" in done.stdout
+
 
 def test_readme_chat_model_recipe_reaches_a_local_openai_compatible_server(tmp_path, fake_model):
     """The local-server recipe's exports, its api base pointed at the loopback fake server:
