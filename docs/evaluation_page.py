@@ -35,7 +35,8 @@ def _memright_section(name: str, summary: dict) -> str:
     if profile:
         extra = (f"\nProfile at {profile.get('budget')} tokens: it holds the current value of "
                  f"{profile.get('met')} of {profile.get('questions')} update, chain and stable "
-                 f"questions ({profile.get('share', 0):.3f}); old values shown: {profile.get('stale_shown')}, "
+                 f"questions ({profile.get('share', 0):.3f}); "
+                 f"old values shown: {profile.get('stale_shown')}, "
                  f"an old value on a line without its current one: {profile.get('stale_alone')}.\n")
     return (f"## memright: the current value first (`{name}`)\n\n"
             f"`current_first@B`: every current value of the question is in the context packed to B "
@@ -104,7 +105,8 @@ def svg_chart(title: str, budgets: list[str], series: dict[str, list[float | Non
            f'font-family="sans-serif" font-size="11">',
            f'<text x="{left}" y="18" font-size="13">{title}</text>']
     for tick in (0, 0.25, 0.5, 0.75, 1.0):
-        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#ddd"/>')
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" '
+                   'stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
     for b in budgets:
         out.append(f'<text x="{x[b]:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{b}</text>')
@@ -113,7 +115,8 @@ def svg_chart(title: str, budgets: list[str], series: dict[str, list[float | Non
         colour = COLOURS[i % len(COLOURS)]
         points = " ".join(f"{x[b]:.1f},{y(v):.1f}" for b, v in zip(budgets, values) if v is not None)
         out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<rect x="{left + plot_w + 20}" y="{top + 18 * i}" width="12" height="3" fill="{colour}"/>')
+        out.append(f'<rect x="{left + plot_w + 20}" y="{top + 18 * i}" width="12" height="3" '
+                   f'fill="{colour}"/>')
         out.append(f'<text x="{left + plot_w + 38}" y="{top + 18 * i + 5}">{label}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -132,7 +135,8 @@ def evaluation_charts() -> dict[str, str]:
         else:
             budgets = [str(b) for b in summary["run"]["budgets"]]
             series = {label: [(block.get("budget_recall_any") or {}).get(b) for b in budgets]
-                      for label, block in (("memory-flows", summary), ("raw-turn BM25", summary.get("baseline") or {}),
+                      for label, block in (("memory-flows", summary),
+                                           ("raw-turn BM25", summary.get("baseline") or {}),
                                            ("transcript", summary.get("transcript") or {}))
                       if block.get("budget_recall_any")}
             title = f"{name}: evidence within the budget (budget_any)"
@@ -160,8 +164,10 @@ def _scorecard_section() -> str:
             "BM25 baselines) and the generated technical chats. A default changes only when no "
             "line drops beyond noise against the run before (LoCoMo dev: 999 questions; techchat "
             "108; memright 163).\n\n"
-            "```bash\n.venv/bin/python benchmarks/scorecard.py --out /tmp/sc      # runs all three (~10 min)\n"
-            "for e in locomo memright techchat; do mkdir -p docs/results/$e && cp /tmp/sc/$e/summary.json docs/results/$e/; done\n"
+            "```bash\n"
+            ".venv/bin/python benchmarks/scorecard.py --out /tmp/sc      # runs all three (~10 min)\n"
+            "for e in locomo memright techchat; do\n"
+            "  mkdir -p docs/results/$e && cp /tmp/sc/$e/summary.json docs/results/$e/\ndone\n"
             ".venv/bin/python docs/gen.py                                   # this page\n"
             ".venv/bin/python benchmarks/scorecard.py --show docs/results   # the table alone\n```\n\n"
             "Only each run's `summary.json` is kept in the repository (without the per-scenario "

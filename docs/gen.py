@@ -5,8 +5,8 @@
 
 Pages: docs/reference/cli.md (the argparse parser), docs/reference/settings.md (`Settings`),
 docs/reference/mcp.md (the MCP server's tools, resources and prompts), docs/evaluation.md
-(every `summary.json` under docs/results/, by docs/evaluation_page.py), docs/tour.md (README's tour) and docs/changelog.md
-(CHANGELOG.md). tests/test_docs.py runs `--check`.
+(every `summary.json` under docs/results/, by docs/evaluation_page.py), docs/tour.md (README's
+tour) and docs/changelog.md (CHANGELOG.md). tests/test_docs.py runs `--check`.
 """
 
 from __future__ import annotations
@@ -176,7 +176,8 @@ def settings_page() -> str:
             "An unknown key is an error.\n\n"
             "```toml\n# memflow.toml\ntimezone = \"Europe/Berlin\"\nchat_model = \"openai/gpt-4o-mini\"\n"
             "model_api_key_env = \"OPENAI_API_KEY\"\n```\n\n"
-            "| setting | type | default | limits | environment | meaning (and the measurement behind the default) |\n"
+            "| setting | type | default | limits | environment "
+            "| meaning (and the measurement behind the default) |\n"
             "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
