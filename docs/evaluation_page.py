@@ -86,7 +86,23 @@ def _recall_section(name: str, summary: dict) -> str:
     return (f"## {name}: evidence within a token budget\n\n"
             "`budget_any@B`: share of questions whose context packed to B cl100k tokens holds "
             "at least one evidence turn.\n\n"
-            f"```bash\n{_command(name, run)}\n```\n\n" + _chart_link(name) + table + "\n")
+            f"```bash\n{_command(name, run)}\n```\n\n" + _chart_link(name) + table + "\n"
+            + _categories(summary, budgets))
+
+
+def _categories(summary: dict, budgets: list[str]) -> str:
+    """memory-flows' budget_any per question category (categories with questions only)."""
+    cells = [(name, block) for name, block in (summary.get("per_category") or {}).items()
+             if block.get("questions")]
+    if not cells:
+        return ""
+    table = ("| category | questions | " + " | ".join(f"@{b}" for b in budgets) + " |\n"
+             "|---|---|" + "---|" * len(budgets) + "\n")
+    for name, block in cells:
+        values = block.get("budget_recall_any") or {}
+        table += f"| {name} | {block['questions']} | " + " | ".join(
+            "-" if values.get(b) is None else f"{values[b]:.3f}" for b in budgets) + " |\n"
+    return "memory-flows by question category:\n\n" + table + "\n"
 
 
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
@@ -184,7 +200,9 @@ def evaluation_page(head: str) -> str:
              "dev, memright dev and the generated technical chats, side by side) is "
              "`.venv/bin/python benchmarks/scorecard.py --out DIR`; how each evaluation scores, and "
              "the decisions its figures made, are in [Evaluation: method and findings]"
-             "(evaluation-notes.md).\n\n"]
+             "(evaluation-notes.md). The LoCoMo dev split and the memright scenarios are read from "
+             "`../shared/data/` beside the repository (not shipped); `locomo-sample` (the shipped "
+             "sample) and `techchat` (generated) run on a fresh clone.\n\n"]
     parts.append(_scorecard_section())
     for name, summary in _summaries():
         if "systems" in summary:
