@@ -200,3 +200,48 @@ def test_readme_commands_are_the_cli_s_own():
             continue
         words = [w.replace("~", "/tmp") for w in shlex.split(line)[1:]]
         parser.parse_args(words)  # SystemExit (an unknown flag or command) fails the test
+
+
+# ---------------------------------------------------------------- the site
+
+def _build(config: Path, site: Path) -> subprocess.CompletedProcess:
+    command = [str(BIN / "mkdocs"), "build", "--strict", "-f", str(config), "--site-dir", str(site)]
+    return subprocess.run(command,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def test_site_builds_strict_without_the_pages_other_branches_bring(tmp_path):
+    done = _build(ROOT / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode == 0, done.stderr[-3000:]
+    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'href="reference/cli/"' in home
+    for page in ("secrets", "vectors", "health"):  # arriving pages not on this branch: no dead link
+        if not (ROOT / "docs" / f"{page}.md").is_file():
+            assert f'href="{page}/"' not in home
+
+
+def test_an_arriving_page_joins_the_nav_once_its_file_exists_and_a_nav_typo_still_fails(tmp_path):
+    """A small site using docs/nav_slots.py: the slot of a missing arriving page is dropped, a
+    present one is built and linked, and a missing page that is not a slot fails the strict build."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n", encoding="utf-8")
+    (docs / "speed.md").write_text("# Speed\n", encoding="utf-8")
+    config = tmp_path / "mkdocs.yml"
+
+    def write(nav: str) -> None:
+        config.write_text(
+            f"site_name: t\nstrict: true\nhooks: [{ROOT / 'docs' / 'nav_slots.py'}]\n"
+            "extra:\n  arriving_pages: [speed.md, vectors.md]\n"
+            f"nav:\n  - Home: index.md\n  - Evaluation:\n{nav}", encoding="utf-8")
+
+    write("      - Speed: speed.md\n      - Vectors: vectors.md\n")
+    done = _build(config, tmp_path / "site")
+    assert done.returncode == 0, done.stderr[-3000:]
+    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'href="speed/"' in home and "vectors" not in home
+
+    write("      - Speed: speed.md\n      - Typo: spede.md\n")
+    done = _build(config, tmp_path / "site2")
+    assert done.returncode != 0 and "spede.md" in done.stderr
