@@ -245,3 +245,47 @@ def test_an_arriving_page_joins_the_nav_once_its_file_exists_and_a_nav_typo_stil
     write("      - Speed: speed.md\n      - Typo: spede.md\n")
     done = _build(config, tmp_path / "site2")
     assert done.returncode != 0 and "spede.md" in done.stderr
+
+
+def _commands_and_options(line: str, root) -> tuple[list, list[str]]:
+    """The (sub)parsers a docs line names (`read|write` names two) and the `--options` it shows.
+    Synopsis lines (`[--date D]`, `a|b`) are read the same way as runnable ones."""
+    import argparse
+
+    words = re.sub(r"[\[\]]", " ", line.split("  #", 1)[0]).split()[1:]
+    takes_value = {s for a in root._actions for s in a.option_strings if a.nargs != 0}
+    while words and words[0].startswith("-"):
+        words = words[2:] if words[0] in takes_value else words[1:]
+    parsers = [root]
+    while words:
+        subs = {n: p for a in parsers[0]._actions if isinstance(a, argparse._SubParsersAction)
+                for n, p in a.choices.items()}
+        names = words[0].split("|")
+        if not subs or not all(n in subs for n in names):
+            break
+        parsers, words = [subs[n] for n in names], words[1:]
+    return parsers, re.findall(r"(?<![\w-])--[a-z][\w-]*", " ".join(words))
+
+
+def test_every_memflow_command_on_the_docs_pages_names_real_commands_and_options():
+    """The hand-written docs pages show commands and synopses (`dream [--date D]`): each names a
+    subcommand the parser has, and every `--option` it shows is one of that subcommand's."""
+    from memflow.cli import _parser
+
+    root = _parser()
+    pages = [p for p in (ROOT / "docs").rglob("*.md")
+             if not p.read_text(encoding="utf-8").startswith("<!-- generated")]
+    checked, wrong = 0, []
+    for page in pages:
+        for line in shell_lines(page.read_text(encoding="utf-8")):
+            if not line.startswith("memflow "):
+                continue
+            parsers, options = _commands_and_options(line, root)
+            if parsers == [root]:
+                wrong.append(f"{page.name}: no such command: {line}")
+            for parser in parsers:
+                known = {s for a in parser._actions for s in a.option_strings}
+                wrong += [f"{page.name}: {parser.prog} has no {o}" for o in options if o not in known]
+            checked += 1
+    assert checked >= 20, checked
+    assert not wrong, "\n".join(wrong)
