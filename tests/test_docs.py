@@ -289,3 +289,21 @@ def test_every_memflow_command_on_the_docs_pages_names_real_commands_and_options
             checked += 1
     assert checked >= 20, checked
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_notebooks_page_saves_an_executed_notebook_with_its_plots(tmp_path):
+    """docs/how-to/notebooks.md's block up to its first notebook run, in a folder that has the
+    repository's notebooks and venv: the saved notebook holds outputs, plots among them."""
+    page = (ROOT / "docs/how-to/notebooks.md").read_text(encoding="utf-8")
+    block = blocks(page, "bash")[-1]
+    first_run = block.index("\n", block.index(".venv/bin/python run_notebook.py"))
+    script = block[:first_run].replace("/tmp/nb/", f"{tmp_path}/nb/")
+    (tmp_path / ".venv").symlink_to(BIN.parent)
+    (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
+    sh(script, tmp_path, env_for(tmp_path, TMPDIR=str(tmp_path)))
+    import nbformat
+
+    nb = nbformat.read(tmp_path / "nb" / "workspace_analytics.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
