@@ -205,7 +205,8 @@ def test_readme_commands_are_the_cli_s_own():
 # ---------------------------------------------------------------- the site
 
 def _build(config: Path, site: Path) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "--site-dir", str(site)]
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config),
+               "--site-dir", str(site)]
     return subprocess.run(command,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
