@@ -130,7 +130,7 @@ def test_readme_tour_runs_as_written_on_a_fresh_workspace(tmp_path):
     listing = blocks(tour, "")[0]
     for path in re.findall(r"^(\S+\.\w+)\s", listing, re.M):
         assert (workspace / path).is_file(), f"README shows {path}, the tour did not write it"
-    digest = (workspace / "digest/personal/the-user-home-and-family.md").read_text(encoding="utf-8")
+    digest = (workspace / "digest/personal/the-user.md").read_text(encoding="utf-8")
     quoted = re.search(r"A digest line reads `(.+?)`;", tour, re.S).group(1)
     assert " ".join(quoted.split()) in " ".join(digest.split())
     searched = {cmd.split('"')[1]: out for cmd, out in outputs.items() if " search " in cmd}
