@@ -418,6 +418,23 @@ def named_change(new: str, old: str) -> bool:
     return False
 
 
+def named_old_values(text: str) -> list[str]:
+    """The values a statement names as old ones (see `named_change`): X of "from X to Y", "from
+    X (down|up)? to", 从X到/改成, "X -> Y", "instead of X", "rather than X", ", not X". Where the
+    fact it changes may stand, whatever node it went to."""
+    b = _seq(text)
+    out = []
+    for j, tok in enumerate(b):
+        if tok.kind not in ("num", "name", "code", "word", "han"):
+            continue
+        later = [k for k in range(j + 1, min(len(b), j + 4)) if b[k].kind == tok.kind]
+        before = [t.norm for t in b[max(0, j - 2):j]]
+        if any(_from_to(b, j, k) for k in later) or before[-2:] in (["instead", "of"], ["rather", "than"]):
+            out.append(tok.surface)
+    contrast = re.search(r",\s*not\s+(?:the\s+|an?\s+)?([\w.-]+)", text, re.IGNORECASE)
+    return [*out, contrast.group(1).rstrip(".")] if contrast else out
+
+
 def _from_to(b: list[Tok], old: int, new: int) -> bool:
     """The old value at `old` turned into the new one at `new`, close after it: "from <old>
     (down|up)? to <new>" (从<old>到/改成<new>), or "<old> -> <new>". A preposition alone is no
@@ -430,8 +447,10 @@ def _from_to(b: list[Tok], old: int, new: int) -> bool:
         return False
     if any(t.surface in ("->", "→", "=>") for t in between):
         return True
-    return old > 0 and b[old - 1].norm in ("from", "从") and \
-        any(t.kind == "prep" and t.norm in ("to", "into", "到", "成", "为") for t in between)
+    # "from <old>", or "from <name> <old>" ("from Postgres 14 to Postgres 16")
+    led = old > 0 and (b[old - 1].norm in ("from", "从") or (
+        old > 1 and b[old - 1].kind in ("name", "code") and b[old - 2].norm in ("from", "从")))
+    return led and any(t.kind == "prep" and t.norm in ("to", "into", "到", "成", "为") for t in between)
 
 
 def _set_against(b: list[Tok], value: Tok, old_norms: set[str], new: str = "") -> bool:

@@ -43,7 +43,7 @@ from memflow.tasks.dream.consolidation import (
     worth_a_node,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
-from memflow.tasks.dream.change import han_share, ungrounded
+from memflow.tasks.dream.change import han_share, named_old_values, ungrounded
 from memflow.tasks.dream.nodes import (
     consolidated_before,
     digest_citations,
@@ -183,22 +183,29 @@ def naming_nodes(lay: Layout, unit: Unit, own: dict[str, str],
     return out
 
 
-def recalled_nodes(settings: Settings, unit: Unit, own: dict[str, str]) -> dict[str, str]:
-    """Offline: the digest nodes that share the statement's rarest terms (BM25 over the digest,
-    the nearest `RECALLED`), where the fact it restates or changes may stand under another
-    subject ("We moved the billing database from MySQL to Postgres" and the node `Billing`
-    saying it uses MySQL). Searched, never added to; nothing when no index exists yet."""
-    lay = layout(settings)
-    try:
-        response = search(settings, unit.summary[:1000], limit=RECALLED, filters=Filters(layer="digest"),
-                          link_limit=0, with_watermark=False)
-    except IndexMissing:
+def value_nodes(lay: Layout, unit: Unit, own: dict[str, str],
+                subjects: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """For a statement that names an old value ("RDS went from Postgres 14 to Postgres 16",
+    "... instead of MySQL"): the digest nodes holding that value, where the fact it changes may
+    stand under another subject (the node `Cluster` saying it writes to RDS Postgres 14). Read
+    from the files, not the index (nodes of this very run are not indexed yet); searched, never
+    added to; the `VALUE_NODES` holding most of the values."""
+    values = [v for v in dict.fromkeys(named_old_values(speaker(unit.summary)[1])) if len(v) > 1]
+    if not values:
         return {}
-    return {r.path: read_text(lay.root / r.path) for r in response.results
-            if r.path not in own and (lay.root / r.path).is_file()}
+    named = [re.compile(rf"(?<![\w-]){re.escape(v)}(?![\w-])", re.IGNORECASE) for v in values]
+    found = []
+    for paths in (subject_nodes(lay) if subjects is None else subjects).values():
+        for rel in paths:
+            if rel not in own and (lay.root / rel).is_file():
+                text = read_text(lay.root / rel)
+                hits = sum(bool(p.search(text)) for p in named)
+                if hits:
+                    found.append((-hits, rel, text))
+    return {rel: text for _, rel, text in sorted(found)[:VALUE_NODES]}
 
 
-RECALLED = 3
+VALUE_NODES = 5
 
 
 def facet_nodes(lay: Layout, unit: Unit, own: dict[str, str],
@@ -404,7 +411,7 @@ def integrate(settings: Settings, run: RunRecord, unit: Unit, decide: Decide | N
     decision = decide(unit, nodes, new_path) if decide else \
         decide_offline(unit, nodes, new_path, context_of,
                        {**naming_nodes(lay, unit, nodes, subjects), **modified_nodes(lay, unit, nodes, subjects),
-                        **facet_nodes(lay, unit, nodes, subjects), **recalled_nodes(settings, unit, nodes)})
+                        **facet_nodes(lay, unit, nodes, subjects), **value_nodes(lay, unit, nodes, subjects)})
     if isinstance(decision, Create) and not decision.related:
         decision = decision.model_copy(update={"related": sibling_nodes(lay, unit.subject, subjects)})
     validate(lay, decision, unit)
