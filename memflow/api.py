@@ -498,10 +498,11 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
         raise ValueError("forget takes exactly one of session, note, match")
     settings = settings_for(workspace)
     with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait, record=not dry_run):
+        # a forget killed before (its saved plan, temp files) is finished first, as planned then
+        said = [] if dry_run else finish_pending(settings)
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
-            done = not dry_run and finish_pending(settings)
-            return ["rebuilt the index a killed forget left behind"] if done else []
+            return said
         if not dry_run:
             apply_forget(settings, plan)
-        return plan.lines()
+        return said + plan.lines(texts=dry_run)

@@ -614,6 +614,6 @@ def cmd_forget(args: argparse.Namespace) -> int:
         lines = api.forget(workspace_of(args), args.session, args.note, args.match, args.dry_run)
     if not lines:
         print("nothing to forget")
-    for line in lines:
-        print(("would " if args.dry_run else "") + line)
+    for line in lines:  # an indented line is a text that goes, under its file
+        print(("would " if args.dry_run and not line.startswith(" ") else "") + line)
     return 0
