@@ -220,6 +220,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
         return 0
     stopped = f", {result.stopped} stopped by forget tombstones" if result.stopped else ""
+    stopped += f", {result.trimmed} logged without the sentences forget removed" if result.trimmed else ""
     stopped += f", {result.secrets_masked} secret(s) masked" if result.secrets_masked else ""
     print(f"session log: {result.source_conversation} (+{result.new_messages} message(s){stopped})")
     for line in result.skipped:

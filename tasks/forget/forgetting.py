@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 from memflow.schemas.settings import Settings
@@ -57,6 +58,7 @@ from memflow.tasks.stores.files import read_text
 from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 FORGOTTEN = json.dumps({"forgotten": True})
+DAY_INDEX_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:\.md|/index\.md)")  # capture.day_index_path
 
 
 @dataclass
@@ -181,13 +183,14 @@ def plan_forget(settings: Settings, session: str | None = None, note: str | None
 
 def _plan_texts(lay: Layout, plan: ForgetPlan) -> None:
     """The exact texts that go, per note or resource: lines removed whole, sentences cut from
-    lines, and the lines of a file deleted whole (its frontmatter and markers aside)."""
+    lines, and the lines of a file deleted whole (its frontmatter and markers aside). A day
+    index shows none: it lists its notes, and is written again from them."""
     for rel in sorted(plan.delete):
         body = parse_note(rel, read_text(lay.root / rel)).body
         plan.texts[rel] = [x.strip() for x in body.split("\n") if x.strip() and not x.lstrip().startswith("<!--")]
     for rel, edit in sorted(plan.edits.items()):
-        if rel in plan.delete:
-            continue
+        if rel in plan.delete or DAY_INDEX_RE.fullmatch(rel.removeprefix(f"{lay.daily}/")):
+            continue  # a day index lists its notes: it is written again from them
         lines = read_text(lay.root / rel).split("\n")
         cuts = plan.cut_said.get(rel, {})
         plan.texts[rel] = [t for n in sorted(edit) for t in

@@ -21,6 +21,7 @@ from memflow.tasks.capture import anchor as render_anchor
 from memflow.tasks.ground.markdown import RELATED, line_text, parse_anchor
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.sentences import cut
+from memflow.tasks.ground.sentences import cut_message as cut_sentences_of
 from memflow.tasks.ground.tombstones import normalise
 from memflow.tasks.ground.workspace import BUCKETS, Layout, slugify
 from memflow.tasks.stores.files import read_text
@@ -95,26 +96,8 @@ def plan_lines(lay: Layout, phrase: str) -> tuple[dict[str, set[int]], dict[str,
 def cut_message(message: dict, phrase: str) -> tuple[dict | None, list[str]]:
     """(A logged message without the sentences that state the phrase, or None when nothing
     else is left; the sentences removed)."""
-    hit = lambda text: carries(text, phrase)  # noqa: E731
-    content = message.get("content")
-    if isinstance(content, str):
-        kept, said = cut(content, hit)
-        out = {**message, "content": kept}
-    elif isinstance(content, list):
-        blocks, said = [], []
-        for block in content:
-            text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
-            if not isinstance(text, str):
-                blocks.append(block)
-                continue
-            kept, gone = cut(text, hit)
-            said += gone
-            if kept.strip():
-                blocks.append(kept if isinstance(block, str) else {**block, "text": kept})
-        out = {**message, "content": blocks}
-    else:
-        return None, [message_text(message)]
-    if not message_text(out).strip() or carries(message_text(out), phrase):
+    out, said = cut_sentences_of(message, lambda text: cut(text, lambda s: carries(s, phrase)))
+    if out is None or carries(message_text(out), phrase):
         return None, [message_text(message)]
     return out, said
 
@@ -260,7 +243,7 @@ def plan_links(lay: Layout, renames: dict[str, str], maps: dict[str, dict[int, i
             edits[rel] = edit
 
 
-def _without_links(line: str, gone: set[str]) -> str:
+def without_links(line: str, gone: set[str]) -> str:
     """A line without its links to removed files: a `Related:` line loses the link and its
     comma, another line keeps a link's label (or loses the link)."""
     def drop(m: re.Match) -> str:
@@ -292,7 +275,7 @@ def plan_unlinks(lay: Layout, delete: set[str], edits: dict[str, dict[int, str |
             current = edit.get(number, line)
             if current is None or "[[" not in current:
                 continue
-            new = _without_links(current, delete)
+            new = without_links(current, delete)
             if new != current:
                 edit[number] = new if line_text(new) or new.startswith(RELATED) and new != RELATED else None
         if edit:

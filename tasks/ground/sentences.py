@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
+from memflow.tasks.ground.transcript import message_text
 
 _CLOSERS = "\"'”’)\\]」』）"
 _END_RE = re.compile(rf"(?<=[.!?…]){NOT_AN_ABBREVIATION}[{_CLOSERS}]*\s+|(?<=[。！？])[{_CLOSERS}]*\s*|\n\s*")
@@ -35,8 +36,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def cut(text: str, hit: Callable[[str], bool]) -> tuple[str, list[str]]:
     """(`text` without the sentences `hit` finds, the sentences removed). A hit spread over
     neighbouring sentences (and in none alone) takes each of them; nothing else goes."""
-    if not hit(text):
-        return text, []
     parts = [text[a:b] for a, b in sentence_spans(text)]
     gone: set[int] = set()
     for i, part in enumerate(parts):
@@ -50,6 +49,32 @@ def cut(text: str, hit: Callable[[str], bool]) -> tuple[str, list[str]]:
                 break
     kept = "".join(p for n, p in enumerate(parts) if n not in gone).rstrip()
     return kept, [parts[n].strip() for n in sorted(gone)]
+
+
+def cut_message(message: dict, cut_text: Callable[[str], tuple[str, list[str]]]) -> tuple[dict | None, list[str]]:
+    """(A message with `cut_text` applied to its text (a string, or each text block), or None
+    when no text is left; the sentences removed)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        kept, said = cut_text(content)
+        out = {**message, "content": kept}
+    elif isinstance(content, list):
+        blocks, said = [], []
+        for block in content:
+            text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
+            if not isinstance(text, str):
+                blocks.append(block)
+                continue
+            kept, gone = cut_text(text)
+            said += gone
+            if kept.strip():
+                blocks.append(kept if isinstance(block, str) else {**block, "text": kept})
+        out = {**message, "content": blocks}
+    else:
+        return None, [message_text(message)]
+    if not message_text(out).strip():
+        return None, [message_text(message)]
+    return out, said
 
 
 def _join(parts: list[str]) -> str:
