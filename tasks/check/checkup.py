@@ -64,7 +64,7 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
             related = 0 < link.line <= len(lines) and lines[link.line - 1].startswith(RELATED)
             report.findings.append(Finding(area="links", path=f"{rel}:{link.line}",
                                            detail=f"[[{target}]] does not resolve",
-                                           repair=REPAIR_RELATED if related else None))
+                                           repair=REPAIR_RELATED if related else ""))
     report.checked["links"] = links
 
 
