@@ -9,8 +9,9 @@ rebuild. `journal` holds the plan saved before any file changes: `finish_pending
 the plan a killed forget left, and removes the temp files of its writes.
 """
 
-from memflow.tasks.forget.forgetting import ForgetPlan, apply_forget, finish_pending, plan_forget
+from memflow.tasks.forget.forgetting import ForgetPlan, apply_forget, plan_forget
 from memflow.tasks.forget.journal import FILE as PLAN_FILE
+from memflow.tasks.forget.journal import finish_pending
 from memflow.tasks.forget.matching import without_links
 
 __all__ = ["plan_forget", "apply_forget", "finish_pending", "ForgetPlan", "PLAN_FILE", "without_links"]

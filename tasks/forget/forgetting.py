@@ -1,23 +1,24 @@
-"""`memflow forget`: plan what goes, then do it.
+"""`memflow forget`: plan what goes, save the plan (`journal`), then carry it out.
 
-A forgotten session-log message is replaced in place by `{"forgotten": true}` (line numbers, and
-so every provenance link to other lines, stay valid); a forgotten daily note is deleted; a line
-of a daily note, digest node (one a person wrote included) or text resource that states
-forgotten material is removed; a digest fact whose every source is forgotten goes, and when it
-was the current value of a fact with history, the newest history line becomes current again; a
-digest node left without facts, or a captured daily note without items, goes. A captured daily
-note that lost lines is named again from what is left (`capture.retitle`); files whose names
+With `--match`, the sentences that state the text go, not their message or line: a session-log
+message keeps its other sentences at its line, a line of a daily note, digest node (one a person
+wrote included) or prose resource keeps its other sentences and links (a structured resource
+loses the line). A message or line with nothing else left goes whole: a forgotten message is
+replaced in place by `{"forgotten": true}` (line numbers, and so every provenance link to other
+lines, stay valid); a forgotten daily note is deleted; a digest fact whose every source is
+forgotten goes, and when it was the current value of a fact with history, the newest history
+line becomes current again; a digest node left without facts, or a captured daily note without
+items, goes. A captured daily note that lost text is named again from what is left (`capture.retitle`); files whose names
 carry a `--match` text, or were named by such a title, are renamed and links to them rewritten
 (`matching`). State files lose what quotes it (`scrub`); the index is rebuilt for the changed
 files, LanceDB keeps no old version, the keyword snapshot no old generation, the embedding cache
 no vector of a text that is gone. Tombstones (salted hashes, `ground.tombstones`) keep later
-captures from bringing any of it back.
+captures from bringing any of it back. Links to a removed file go (`Related:` lines included).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -27,11 +28,14 @@ from memflow.tasks.capture import (
     message_key,
     message_text,
     read_log,
-    refresh_day_index,
     retitle,
 )
 from memflow.tasks.dream import fact_line, facts_of, set_meta
+from memflow.tasks.forget.journal import Journal, finish, sha
+from memflow.tasks.forget.journal import save as save_journal
 from memflow.tasks.forget.matching import (
+    carries,
+    cut_line,
     edited_text,
     files,
     is_captured,
@@ -41,21 +45,14 @@ from memflow.tasks.forget.matching import (
     plan_links,
     plan_renames,
     plan_unlinks,
-    remove_empty_dirs,
 )
-from memflow.tasks.forget.journal import Journal, carry_out, path_of, sha
-from memflow.tasks.forget.journal import load as load_journal
-from memflow.tasks.forget.journal import save as save_journal
 from memflow.tasks.forget.scrub import Forgotten, scrub_plan
 from memflow.tasks.ground import tombstones
-from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.markdown import parse_anchor, parse_links
 from memflow.tasks.ground.notes import parse_note
 from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
-from memflow.tasks.index import embedding_cache_dir, open_store, run_index
-from memflow.tasks.stores import keyword
+from memflow.tasks.index import open_store
 from memflow.tasks.stores.files import read_text
-from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 FORGOTTEN = json.dumps({"forgotten": True})
 DAY_INDEX_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:\.md|/index\.md)")  # capture.day_index_path
@@ -265,14 +262,17 @@ def _plan_digest(lay: Layout, plan: ForgetPlan) -> None:
         for fact in facts_of(text):
             for line in [fact, *fact.history]:
                 kept = [link for link in line.links if not _gone(link, plan, gone_lines)]
-                if len(kept) < len(line.links):
-                    edit[line.line + 1] = _relink(lines[line.line], line.links, kept) if kept else None
+                current = edit.get(line.line + 1, lines[line.line])  # a sentence may be cut already
+                if len(kept) < len(line.links) and current is not None:
+                    edit[line.line + 1] = _relink(current, line.links, kept) if kept else None
             if fact.line + 1 in edit and edit[fact.line + 1] is None:
                 survivor = next((h for h in fact.history if edit.get(h.line + 1, "") is not None), None)
                 if survivor is not None:  # the newest older value is current again
                     day = date_of(survivor.links[0].split("#")[0]) if survivor.links else None
-                    edit[survivor.line + 1] = fact_line(day.isoformat() if day else survivor.date,
-                                                               survivor.text, survivor.links)
+                    current = fact_line(day.isoformat() if day else survivor.date, survivor.text, survivor.links)
+                    if plan.phrase and carries(current, plan.phrase):  # what was cut from it stays cut
+                        current = cut_line(lay, current, plan.phrase)[0]
+                    edit[survivor.line + 1] = current
         if edit:
             plan.edits[rel] = edit
 
@@ -350,82 +350,6 @@ def journal_of(lay: Layout, plan: ForgetPlan, embedded: set[str]) -> Journal:
     return journal
 
 
-def _refresh_days(lay: Layout, days: list[str] | None) -> None:
-    """The day indexes of `days` (None: of every date, after a forget of an older version that
-    was killed) list their notes as they are now."""
-    if days is None:
-        days = [p.name for p in (lay.root / lay.daily).glob("*") if p.is_dir()]
-    for day in sorted(days):
-        when = date_of(f"{lay.daily}/{day}/x.md")
-        if when:
-            refresh_day_index(lay, when)
-
-
-def _rebuild_index(settings: Settings, lay: Layout, store: IndexStore, embedded_before: set[str]) -> None:
-    """The changed files' index rows are replaced; no old LanceDB version, keyword generation or
-    cached vector of a forgotten text is kept."""
-    run_index(settings, delta=False)  # a delta would keep its main segment, which holds the text
-    store.compact(keep_seconds=0)  # deleted rows leave the fragments (an index built now lacks them)
-    store.rebuild_key_indexes()
-    store.compact(keep_seconds=0)  # and the old key index files go
-    for folder in sorted((lay.index_dir / "keyword").glob("*/")):
-        keyword.drop_old_generations(folder)
-    EmbeddingCache(embedding_cache_dir(settings)).forget(embedded_before - store.text_shas())
-
-
-PENDING = "forget_pending"  # left by a forget of an older version killed before its index rebuild
-
-
-def remove_temp_files(lay: Layout) -> list[str]:
-    """Temp files of atomic writes a killed process left (`.<name>.<random>.tmp`); the caller
-    holds the workspace lock, so none is in use."""
-    gone = []
-    for folder, _dirs, names in os.walk(lay.root):
-        for name in names:
-            if name.startswith(".") and name.endswith(".tmp"):
-                path = os.path.join(folder, name)
-                os.unlink(path)
-                gone.append(os.path.relpath(path, lay.root))
-    return gone
-
-
-def _finish(settings: Settings, lay: Layout, journal: Journal) -> tuple[list[str], list[str]]:
-    """Carry out a saved plan to its end (again after a kill: each step is idempotent), then
-    remove it."""
-    done, changed = carry_out(lay, journal)
-    remove_empty_dirs(lay.root, [*journal.moves, *journal.delete])
-    _refresh_days(lay, journal.days)
-    store = open_store(lay, settings)
-    _rebuild_index(settings, lay, store, set(journal.embedded))
-    kept = sorted(rel for rel in done if (lay.root / rel).exists())
-    append_event(lay, "forget", kept or ["(forgotten)"], journal.summary)  # names no removed file
-    path_of(lay).unlink()
-    return done, changed
-
-
-def finish_pending(settings: Settings) -> list[str]:
-    """Finish what a killed forget left: its saved plan carried out to the end, temp files
-    removed (the caller holds the workspace lock). Returns what it says about it, [] if there
-    was nothing."""
-    lay = layout(settings)
-    said = []
-    if remove_temp_files(lay):
-        said.append("removed temp files a killed write left")
-    journal = load_journal(lay)
-    if journal is not None:
-        _done, changed = _finish(settings, lay, journal)
-        said.append("finished the forget a kill interrupted")
-        said += [f"left {rel} as it is: it changed after the killed forget planned it (run the "
-                 "forget again)" for rel in changed]
-    elif (lay.state_dir / PENDING).exists():
-        store = open_store(lay, settings)
-        _refresh_days(lay, None)
-        _rebuild_index(settings, lay, store, store.text_shas())
-        (lay.state_dir / PENDING).unlink()
-        said.append("rebuilt the index a killed forget left behind")
-    return said
-
-
 def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     """Carry out a plan; returns the files changed. The caller holds the workspace lock and has
     finished any plan a killed forget left (`finish_pending`)."""
@@ -438,5 +362,5 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     tombstones.add(lay, sorted(plan.message_keys), plan.said, [plan.phrase] if plan.phrase else [],
                    sorted(plan.notes))
     save_journal(lay, journal)  # the commit point: from here a re-run finishes this plan
-    done, _changed = _finish(settings, lay, journal)
+    done, _changed = finish(settings, lay, journal)
     return done

@@ -17,8 +17,15 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from memflow.tasks.ground.workspace import Layout, safe_path
+from memflow.schemas.settings import Settings
+from memflow.tasks.capture import refresh_day_index
+from memflow.tasks.forget.matching import remove_empty_dirs
+from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.workspace import Layout, date_of, layout, safe_path
+from memflow.tasks.index import embedding_cache_dir, open_store, run_index
+from memflow.tasks.stores import keyword
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
+from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 FILE = "forget_plan.json"
 
@@ -96,3 +103,79 @@ def carry_out(lay: Layout, journal: Journal) -> tuple[list[str], list[str]]:
         path.unlink()
         done.append(rel)
     return sorted(set(done)), sorted(set(changed))
+
+
+def _refresh_days(lay: Layout, days: list[str] | None) -> None:
+    """The day indexes of `days` (None: of every date, after a forget of an older version that
+    was killed) list their notes as they are now."""
+    if days is None:
+        days = [p.name for p in (lay.root / lay.daily).glob("*") if p.is_dir()]
+    for day in sorted(days):
+        when = date_of(f"{lay.daily}/{day}/x.md")
+        if when:
+            refresh_day_index(lay, when)
+
+
+def _rebuild_index(settings: Settings, lay: Layout, store: IndexStore, embedded_before: set[str]) -> None:
+    """The changed files' index rows are replaced; no old LanceDB version, keyword generation or
+    cached vector of a forgotten text is kept."""
+    run_index(settings, delta=False)  # a delta would keep its main segment, which holds the text
+    store.compact(keep_seconds=0)  # deleted rows leave the fragments (an index built now lacks them)
+    store.rebuild_key_indexes()
+    store.compact(keep_seconds=0)  # and the old key index files go
+    for folder in sorted((lay.index_dir / "keyword").glob("*/")):
+        keyword.drop_old_generations(folder)
+    EmbeddingCache(embedding_cache_dir(settings)).forget(embedded_before - store.text_shas())
+
+
+PENDING = "forget_pending"  # left by a forget of an older version killed before its index rebuild
+
+
+def remove_temp_files(lay: Layout) -> list[str]:
+    """Temp files of atomic writes a killed process left (`.<name>.<random>.tmp`); the caller
+    holds the workspace lock, so none is in use."""
+    gone = []
+    for folder, _dirs, names in os.walk(lay.root):
+        for name in names:
+            if name.startswith(".") and name.endswith(".tmp"):
+                path = os.path.join(folder, name)
+                os.unlink(path)
+                gone.append(os.path.relpath(path, lay.root))
+    return gone
+
+
+def finish(settings: Settings, lay: Layout, journal: Journal) -> tuple[list[str], list[str]]:
+    """Carry out a saved plan to its end (again after a kill: each step is idempotent), then
+    remove it."""
+    done, changed = carry_out(lay, journal)
+    remove_empty_dirs(lay.root, [*journal.moves, *journal.delete])
+    _refresh_days(lay, journal.days)
+    store = open_store(lay, settings)
+    _rebuild_index(settings, lay, store, set(journal.embedded))
+    kept = sorted(rel for rel in done if (lay.root / rel).exists())
+    append_event(lay, "forget", kept or ["(forgotten)"], journal.summary)  # names no removed file
+    path_of(lay).unlink()
+    return done, changed
+
+
+def finish_pending(settings: Settings) -> list[str]:
+    """Finish what a killed forget left: its saved plan carried out to the end, temp files
+    removed (the caller holds the workspace lock). Returns what it says about it, [] if there
+    was nothing."""
+    lay = layout(settings)
+    said = []
+    if remove_temp_files(lay):
+        said.append("removed temp files a killed write left")
+    journal = load(lay)
+    if journal is not None:
+        _done, changed = finish(settings, lay, journal)
+        said.append("finished the forget a kill interrupted")
+        said += [f"left {rel} as it is: it changed after the killed forget planned it (run the "
+                 "forget again)" for rel in changed]
+    elif (lay.state_dir / PENDING).exists():
+        store = open_store(lay, settings)
+        _refresh_days(lay, None)
+        _rebuild_index(settings, lay, store, store.text_shas())
+        (lay.state_dir / PENDING).unlink()
+        said.append("rebuilt the index a killed forget left behind")
+    return said
