@@ -173,7 +173,14 @@ def run(trials: int, seed: int, keep: Path | None = None) -> dict:
     # written, renamed and deleted: the start of what follows the save)
     delays = [rng.uniform(0, window) if n % 2 else rng.uniform(0.8 * saved, saved + 0.3 * (window - saved))
               for n in range(trials)]
-    results = [trial(template, work, phrase, delay) for delay in delays]
+    results = []
+    for n, delay in enumerate(delays, 1):
+        results.append(trial(template, work, phrase, delay))
+        r = results[-1]
+        print(f"trial {n}: delay {r['delay']}s killed={r['killed']} plan_pending={r['plan_pending']} "
+              f"tmp_after_kill={r['tmp_after_kill']} rerun_rc={r['rerun_rc']} findings={len(r['findings'])} "
+              f"dangling={len(r['dangling'])} temp={len(r['temp'])} left={len(r['left'])}",
+              file=sys.stderr, flush=True)
     bad = [r for r in results if r["rerun_rc"] or r["findings"] or r["dangling"] or r["temp"] or r["left"]]
     summary = {"trials": trials, "killed": sum(r["killed"] for r in results), "window_s": round(window, 2),
                "plan_saved_at_s": round(saved, 2),
