@@ -488,9 +488,11 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     """Remove a session, a daily note or every mention of a text from session logs, daily
     notes, digest nodes (the user's too), text resources, file names, state and the index (no
     old version kept), and keep salted-hash tombstones so later captures do not bring it back
-    (they report what they stopped). Returns what changes (`dry_run`: what would, nothing
-    written)."""
-    from memflow.tasks.forget import apply_forget, finish_pending, plan_forget
+    (they report what they stopped or trimmed). With `match`, the sentences that state it go,
+    not their message or line. A forget killed before is finished first (its saved plan). Returns
+    what changes (`dry_run`: what would, each file followed by the exact texts that would go,
+    indented; nothing written)."""
+    from memflow.tasks.forget import PLAN_FILE, apply_forget, finish_pending, plan_forget
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
 
@@ -500,6 +502,9 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait, record=not dry_run):
         # a forget killed before (its saved plan, temp files) is finished first, as planned then
         said = [] if dry_run else finish_pending(settings)
+        if dry_run and (layout(settings).state_dir / PLAN_FILE).exists():
+            said = ["finish first the plan a killed forget saved (what follows is planned from the "
+                    "files as that forget left them)"]
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
             return said
