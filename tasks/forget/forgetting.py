@@ -362,5 +362,8 @@ def apply_forget(settings: Settings, plan: ForgetPlan) -> list[str]:
     tombstones.add(lay, sorted(plan.message_keys), plan.said, [plan.phrase] if plan.phrase else [],
                    sorted(plan.notes))
     save_journal(lay, journal)  # the commit point: from here a re-run finishes this plan
-    done, _changed = finish(settings, lay, journal)
+    done, changed = finish(settings, lay, journal)
+    if changed:  # under the lock nothing else writes: say it rather than hide it
+        raise RuntimeError(f"forget: {', '.join(changed)} changed while the forget ran and were "
+                           "left as they are; run the forget again")
     return done
