@@ -324,3 +324,18 @@ def test_check_repair_finishes_a_killed_forget(settings, lay):
     assert all((lay.root / t).exists() for t in _links(lay.root))
     assert not (lay.state_dir / "forget_plan.json").exists() and not list(lay.root.rglob(".*.tmp"))
     assert check_workspace(settings).findings == []
+
+
+@pytest.mark.parametrize(("text", "phrase", "kept", "gone"), [
+    ("I saw Dr. Patel today! Then lunch.", "dr patel", "Then lunch.", ["I saw Dr. Patel today!"]),
+    ("我住在北京。我的医生是王医生。周末去爬山。", "王医生", "我住在北京。周末去爬山。", ["我的医生是王医生。"]),
+    ("Version 3.5 is out. Call 555-1234 now.", "555 1234", "Version 3.5 is out.", ["Call 555-1234 now."]),
+    # found only across a split: both parts go, the rest stays
+    ("We met at St. Ives. Patel came too. Ana lives in Porto.", "ives patel", "Ana lives in Porto.",
+     ["We met at St. Ives.", "Patel came too."]),
+])
+def test_a_cut_takes_the_sentences_that_state_the_text_and_nothing_else(text, phrase, kept, gone):
+    from memflow.tasks.forget.matching import carries
+    from memflow.tasks.ground.sentences import cut
+
+    assert cut(text, lambda s: carries(s, phrase)) == (kept, gone)
