@@ -488,9 +488,11 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
     """Remove a session, a daily note or every mention of a text from session logs, daily
     notes, digest nodes (the user's too), text resources, file names, state and the index (no
     old version kept), and keep salted-hash tombstones so later captures do not bring it back
-    (they report what they stopped). Returns what changes (`dry_run`: what would, nothing
-    written)."""
-    from memflow.tasks.forget import apply_forget, finish_pending, plan_forget
+    (they report what they stopped or trimmed). With `match`, the sentences that state it go,
+    not their message or line. A forget killed before is finished first (its saved plan). Returns
+    what changes (`dry_run`: what would, each file followed by the exact texts that would go,
+    indented; nothing written)."""
+    from memflow.tasks.forget import PLAN_FILE, apply_forget, finish_pending, plan_forget
     from memflow.tasks.ground.lock import workspace_lock
     from memflow.tasks.ground.workspace import layout
 
@@ -498,10 +500,14 @@ def forget(workspace: WorkspaceArg = None, session: str | None = None, note: str
         raise ValueError("forget takes exactly one of session, note, match")
     settings = settings_for(workspace)
     with workspace_lock(layout(settings).state_dir, "forget", wait=settings.lock_wait, record=not dry_run):
+        # a forget killed before (its saved plan, temp files) is finished first, as planned then
+        said = [] if dry_run else finish_pending(settings)
+        if dry_run and (layout(settings).state_dir / PLAN_FILE).exists():
+            said = ["finish first the plan a killed forget saved (what follows is planned from the "
+                    "files as that forget left them)"]
         plan = plan_forget(settings, session, note, match)
         if plan.empty():
-            done = not dry_run and finish_pending(settings)
-            return ["rebuilt the index a killed forget left behind"] if done else []
+            return said
         if not dry_run:
             apply_forget(settings, plan)
-        return plan.lines()
+        return said + plan.lines(texts=dry_run)

@@ -93,9 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     what = s.add_mutually_exclusive_group(required=True)
     what.add_argument("--session")
     what.add_argument("--note", help="a daily note path")
-    what.add_argument("--match", help="text: every message and line containing it (any case, width or "
-                      "punctuation), in notes you wrote too; file names carrying it are renamed")
-    s.add_argument("--dry-run", action="store_true", help="list what would change, change nothing")
+    what.add_argument("--match", help="text: every sentence stating it (any case, width or punctuation), "
+                      "in logs and notes you wrote too, not its neighbours; file names carrying it are renamed")
+    s.add_argument("--dry-run", action="store_true",
+                   help="list what would change and the exact texts that would go, change nothing")
     s = sub.add_parser("backup", help="write the workspace to a .tar.zst with a manifest of sha256s")
     s.add_argument("out")
     s.add_argument("--with-index", action="store_true", help="include the derived index too")

@@ -220,6 +220,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
         return 0
     stopped = f", {result.stopped} stopped by forget tombstones" if result.stopped else ""
+    stopped += f", {result.trimmed} logged without the sentences forget removed" if result.trimmed else ""
     stopped += f", {result.secrets_masked} secret(s) masked" if result.secrets_masked else ""
     print(f"session log: {result.source_conversation} (+{result.new_messages} message(s){stopped})")
     for line in result.skipped:
@@ -614,6 +615,6 @@ def cmd_forget(args: argparse.Namespace) -> int:
         lines = api.forget(workspace_of(args), args.session, args.note, args.match, args.dry_run)
     if not lines:
         print("nothing to forget")
-    for line in lines:
-        print(("would " if args.dry_run else "") + line)
+    for line in lines:  # an indented line is a text that goes, under its file
+        print(("would " if args.dry_run and not line.startswith(" ") else "") + line)
     return 0

@@ -134,6 +134,7 @@ class CaptureOutput(BaseModel):
     skipped: list[str]
     stopped: int = 0  # new messages a `forget` tombstone kept out
     stopped_reason: str = ""
+    trimmed: int = 0  # new messages logged without the sentences a `forget` removed
 
 
 class RunsOutput(BaseModel):
@@ -294,7 +295,8 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
         return CaptureOutput(session_id=session_id, new_messages=result.new_messages,
                              notes=[n.path for n in result.notes if n.path], skipped=result.skipped,
                              stopped=result.stopped, stopped_reason=(
-                                 "forgotten by memflow forget (tombstones)" if result.stopped else ""))
+                                 "forgotten by memflow forget (tombstones)" if result.stopped else ""),
+                             trimmed=result.trimmed)
 
     @server.tool()
     @_tool_errors

@@ -69,6 +69,7 @@ class AutoMemoryResult(BaseModel):
     notes: list[DayNoteResult] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)  # invalid messages left out (skip_invalid)
     stopped: int = 0  # new messages not logged because `memflow forget` forgot them (tombstones)
+    trimmed: int = 0  # new messages logged without sentences `memflow forget` removed (tombstones)
     secrets_masked: int = 0  # passwords, PINs, keys replaced by `[secret masked]` before writing
 
 

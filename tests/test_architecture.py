@@ -18,7 +18,7 @@ SHARED = ("ground", "stores")
 STAGE_DEPS = {"capture": set(), "index": set(), "recall": {"capture", "index"},
               "dream": {"capture", "index", "recall"},
               "evaluate": {"capture", "index", "dream", "recall"},
-              "forget": {"capture", "index", "dream"}, "check": {"capture", "index", "dream", "backup"}, "backup": set(),
+              "forget": {"capture", "index", "dream"}, "check": {"capture", "index", "dream", "backup", "forget"}, "backup": set(),
               "imports": {"capture", "index", "dream"},
               "fleet": {"capture", "index", "dream"}}
 # One library, one module.

@@ -181,3 +181,161 @@ def test_forget_match_reaches_a_users_note_and_renames_what_carries_the_text(set
     assert "Lisbon" in text and "quokka" not in renamed.name
     cited = 1 + next(n for n, x in enumerate(text.split("\n")) if x.startswith("- I live in Lisbon"))
     assert f"[[daily/2026-07-01/{renamed.name}#L{cited}]]" in (lay.root / "digest/wiki/pantry.md").read_text()
+
+
+# --- issue 57: a sentence goes, not its neighbours; a killed forget is finished by the next ---
+
+def _names(seed: int, n: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(3)).title()
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29])
+def test_forget_match_removes_the_sentence_that_states_it_not_its_neighbours(settings, lay, seed):
+    doctor, sister, city, pet, town = _names(seed, 5)
+    kept = [f"My sister {sister} lives in {city}.", f"We adopted a beagle named {pet}."]
+    said = f"My dentist is Dr. {doctor}, he works in {town}. {kept[0]}"
+    auto_memory(settings, say("2026-07-01", "a", said, f"I met Dr. {doctor} again! {kept[1]}"), "a")
+    run_dream(settings, date(2026, 7, 1))
+    memflow.forget(settings, match=f"dr. {doctor}")
+    assert doctor.casefold() not in everything(lay.root).casefold()
+    log = [json.loads(x) for x in (lay.root / "session/dialog/a.jsonl").read_text().splitlines()]
+    assert [m["content"] for m in log] == kept  # each message keeps its other sentence, same line
+    notes = "\n".join(p.read_text() for p in (lay.root / "daily/2026-07-01").glob("*.md"))
+    digest = "\n".join(p.read_text() for p in (lay.root / "digest").rglob("*.md"))
+    for sentence in kept:
+        assert sentence in notes
+    assert city in digest and pet in digest
+    assert memflow.search(f"{sister} {city}", settings).results  # and the index has it
+
+
+def test_forget_dry_run_prints_the_exact_texts_that_would_go_per_file(settings, lay):
+    auto_memory(settings, say("2026-07-01", "a", "My dentist is Dr. Patel, he works downtown. "
+                              "My sister Ana lives in Porto."), "a")
+    (lay.root / "resource/contacts.txt").write_text("Plumber: Joe. Dentist: Dr. Patel, on Main St.\nGym: 7am.\n")
+    res = run_cli("-w", str(lay.root), "forget", "--match", "Dr. Patel", "--dry-run")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.split("\n")
+    log = out.index("would forget 0 message(s), cut sentences from 1 in session/dialog/a.jsonl")
+    assert out[log + 1] == "    - My dentist is Dr. Patel, he works downtown."
+    resource = next(n for n, x in enumerate(out) if x.startswith("would edit resource/contacts.txt"))
+    assert out[resource + 1] == "    - Dentist: Dr. Patel, on Main St."
+    assert not any("Porto" in x or "Plumber" in x or "Gym" in x for x in out if x.startswith("    - "))
+    assert "Patel" in (lay.root / "resource/contacts.txt").read_text()  # nothing changed
+    memflow.forget(settings, match="Dr. Patel")
+    assert (lay.root / "resource/contacts.txt").read_text() == "Plumber: Joe.\nGym: 7am.\n"
+
+
+def test_a_tombstone_cuts_the_forgotten_sentence_from_a_later_message_and_keeps_the_rest(settings, lay):
+    auto_memory(settings, say("2026-07-01", "a", "Dr. Patel said my knee is fine."), "a")
+    memflow.forget(settings, match="Dr. Patel")
+    later = [{"role": "user", "timestamp": "2026-07-03T10:00:00Z",
+              "content": "Dr. Patel called again. Yesterday we adopted a beagle named Tofu."}]
+    result = memflow.capture(later, "b", settings)
+    assert (result.new_messages, result.stopped, result.trimmed) == (1, 0, 1)
+    log = (lay.root / "session/dialog/b.jsonl").read_text()
+    assert "Tofu" in log and "patel" not in log.casefold()
+    assert memflow.capture(later, "b", settings).new_messages == 0  # sent again: known, not logged twice
+    assert len((lay.root / "session/dialog/b.jsonl").read_text().splitlines()) == 1
+
+
+def _links(root) -> list[str]:
+    import re
+
+    return [t for p in list((root / "daily").rglob("*.md")) + list((root / "digest").rglob("*.md"))
+            for t in re.findall(r"\[\[([^\]|#]+)", p.read_text())]
+
+
+def test_no_related_link_dangles_after_forget_removes_a_node(settings, lay):
+    auto_memory(settings, say("2026-07-01", "a", "My dentist is Dr. Patel.", "My sister Ana lives in Porto.",
+                              "I play tennis on Sundays."), "a")
+    run_dream(settings, date(2026, 7, 1))
+    assert any("Related: " in p.read_text() for p in (lay.root / "digest").rglob("*.md"))
+    memflow.forget(settings, match="Dr. Patel")
+    assert all((lay.root / t).exists() for t in _links(lay.root))
+    from memflow.tasks.check import check_workspace
+
+    assert [f for f in check_workspace(settings).findings if f.area == "links"] == []
+
+
+def test_check_repair_removes_a_related_link_to_a_node_that_is_gone(settings, lay):
+    (lay.root / "digest/wiki/a.md").write_text("# A\n\n- x\n\nRelated: [[digest/wiki/gone.md]], [[digest/wiki/b.md]]\n")
+    (lay.root / "digest/wiki/b.md").write_text("# B\n\n- y\n\nRelated: [[digest/wiki/gone.md]]\n")
+    from memflow.tasks.check import check_workspace
+
+    found = [f for f in check_workspace(settings).findings if f.area == "links"]
+    assert len(found) == 2 and all(f.repair for f in found)
+    check_workspace(settings, fix=True)
+    assert (lay.root / "digest/wiki/a.md").read_text() == "# A\n\n- x\n\nRelated: [[digest/wiki/b.md]]\n"
+    assert (lay.root / "digest/wiki/b.md").read_text() == "# B\n\n- y\n\n"
+    assert [f for f in check_workspace(settings).findings if f.area == "links"] == []
+
+
+def _killed_half_way(settings, lay, match: str):
+    """A forget killed after saving its plan and writing its files, before its renames and
+    deletions (what a SIGKILL there leaves), with a temp file of a write it was doing."""
+    from memflow.tasks.forget import plan_forget
+    from memflow.tasks.forget.forgetting import journal_of
+    from memflow.tasks.forget.journal import carry_out, save
+
+    plan = plan_forget(settings, match=match)
+    journal = journal_of(lay, plan, set())
+    save(lay, journal)
+    carry_out(lay, type(journal)(writes=journal.writes, sources=journal.sources, before=journal.before))
+    (lay.root / "daily/2026-07-01/.x.md.k2j3.tmp").write_text("half")
+    return plan
+
+
+def _quokka_workspace(settings, lay):
+    auto_memory(settings, say("2026-07-01", "a", "My Quokka Marmalade needs jars from Perth.",
+                              "I live in Lisbon near the river."), "a")
+    run_dream(settings, date(2026, 7, 1))
+    note = next((lay.root / "daily/2026-07-01").glob("*quokka*.md")).relative_to(lay.root).as_posix()
+    (lay.root / "digest/wiki/pantry.md").write_text(f"# Pantry\n\nsee [[{note}]]\n")
+
+
+def test_a_forget_killed_after_saving_its_plan_is_finished_by_the_next_forget(settings, lay):
+    from memflow.tasks.check import check_workspace
+
+    _quokka_workspace(settings, lay)
+    plan = _killed_half_way(settings, lay, "quokka marmalade")
+    # the renamed note is written at its new name (links point there), its old one not yet gone
+    assert plan.renames and all((lay.root / old).exists() and (lay.root / new).exists()
+                                for old, new in plan.renames.items())
+    assert any(f.area == "state" and "forget" in f.detail for f in check_workspace(settings).findings)
+    lines = memflow.forget(settings, match="quokka marmalade")  # the same command again
+    assert "finished the forget a kill interrupted" in lines
+    assert all((lay.root / t).exists() for t in _links(lay.root))
+    assert not list(lay.root.rglob(".*.tmp")) and not (lay.state_dir / "forget_plan.json").exists()
+    assert all((lay.root / new).exists() and not (lay.root / old).exists() for old, new in plan.renames.items())
+    assert "quokka" not in everything(lay.root).casefold()
+    assert check_workspace(settings).findings == []
+
+
+def test_check_repair_finishes_a_killed_forget(settings, lay):
+    from memflow.tasks.check import check_workspace
+
+    _quokka_workspace(settings, lay)
+    _killed_half_way(settings, lay, "quokka marmalade")
+    check_workspace(settings, fix=True)
+    assert all((lay.root / t).exists() for t in _links(lay.root))
+    assert not (lay.state_dir / "forget_plan.json").exists() and not list(lay.root.rglob(".*.tmp"))
+    assert check_workspace(settings).findings == []
+
+
+@pytest.mark.parametrize(("text", "phrase", "kept", "gone"), [
+    ("I saw Dr. Patel today! Then lunch.", "dr patel", "Then lunch.", ["I saw Dr. Patel today!"]),
+    ("我住在北京。我的医生是王医生。周末去爬山。", "王医生", "我住在北京。周末去爬山。", ["我的医生是王医生。"]),
+    ("Version 3.5 is out. Call 555-1234 now.", "555 1234", "Version 3.5 is out.", ["Call 555-1234 now."]),
+    # found only across a split: both parts go, the rest stays
+    ("We met at St. Ives. Patel came too. Ana lives in Porto.", "ives patel", "Ana lives in Porto.",
+     ["We met at St. Ives.", "Patel came too."]),
+])
+def test_a_cut_takes_the_sentences_that_state_the_text_and_nothing_else(text, phrase, kept, gone):
+    from memflow.tasks.forget.matching import carries
+    from memflow.tasks.ground.sentences import cut
+
+    assert cut(text, lambda s: carries(s, phrase)) == (kept, gone)

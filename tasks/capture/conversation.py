@@ -33,6 +33,7 @@ from memflow.tasks.capture.sessionlog import (
 )
 from memflow.tasks.capture.validate import check_messages
 from memflow.tasks.ground import tombstones
+from memflow.tasks.ground.sentences import cut_message
 from memflow.tasks.ground.anchors import format_anchor, repoint_inbound
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.llm import ModelOutputError
@@ -65,9 +66,23 @@ SECTIONS = (("facts", "Facts"), ("decisions", "Decisions"), ("open_items", "Open
 Writer = Callable[[list[dict], list[int], str, str, str], StructuredNote]
 
 
-def stopped_line(stopped: int) -> str:
-    """How a capture reports the messages tombstones kept out (CLI, API, MCP, inbox)."""
-    return f"{stopped} stopped by forget tombstones"
+def stopped_line(stopped: int, trimmed: int = 0) -> str:
+    """How a capture reports the messages tombstones kept out or cut (CLI, API, MCP, inbox)."""
+    cut = f"{trimmed} logged without the sentences forget removed" if trimmed else ""
+    return ", ".join(x for x in (f"{stopped} stopped by forget tombstones" if stopped else "", cut) if x)
+
+
+def unforgotten(tomb: tombstones.Tombstones, message: dict, trimmed: list[str]) -> dict | None:
+    """A new message as it may be logged: None when it is a forgotten message (its key or all
+    its words) or states nothing but forgotten sentences; else without those sentences (its
+    key is added to `trimmed`)."""
+    key = message_key(message)
+    if tomb.holds(key, message_text(message)):
+        return None
+    kept, cut = cut_message(message, tomb.cut)
+    if kept is not None and cut:
+        trimmed.append(key)
+    return kept
 
 
 def offline_writer(log_: list[dict], lines: list[int], hint: str, existing: str, source: str) -> StructuredNote:
@@ -216,11 +231,13 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
     messages, secrets = [m for m, _ in masked], sum(n for _, n in masked)
     write = writer or offline_writer
     tomb = tombstones.load(lay)
+    trimmed: list[str] = []
     full_log, new_lines, stopped = append_messages(
-        lay, session_id, messages, lambda m: tomb.stops(message_key(m), message_text(m)), day, today(settings))
+        lay, session_id, messages, lambda m: unforgotten(tomb, m, trimmed), day, today(settings))
     source = log_path(lay, session_id)
     result = AutoMemoryResult(session_id=session_id, source_conversation=f"[[{source}]]",
                               new_messages=len(new_lines), skipped=skipped, stopped=stopped,
+                              trimmed=len(set(trimmed)),
                               secrets_masked=secrets)
     by_day = date_lines(full_log, settings.timezone, day, today(settings))
     done = read_json(_state_path(lay, session_id), {})
@@ -263,8 +280,8 @@ def auto_memory(settings: Settings, messages: list[dict], session_id: str, memor
                         for n in result.notes if n.created or n.modified)
     if skipped:
         summary = f"{summary or 'no change'}; skipped {len(skipped)} invalid message(s): {skipped[0]}"
-    if stopped:
-        summary = f"{summary or 'no change'}; {stopped_line(stopped)}"
+    if stopped or trimmed:
+        summary = f"{summary or 'no change'}; {stopped_line(stopped, len(set(trimmed)))}"
     if secrets:
         summary = f"{summary or 'no change'}; {secrets} secret(s) masked"
     append_event(lay, "auto_memory", changed_paths, summary or "no change")

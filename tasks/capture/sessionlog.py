@@ -113,10 +113,12 @@ def resent(logged: list[str], given: list[str]) -> list[bool]:
 
 
 def append_messages(lay: Layout, session_id: str, messages: list[dict],
-                    forgotten: Callable[[dict], bool] | None = None,
+                    forgotten: Callable[[dict], dict | None] | None = None,
                     day: date | None = None, today: date | None = None) -> tuple[list[dict], list[int], int]:
     """Append new cleaned messages; returns (the whole log, 1-based lines of the new ones, how
     many new ones `forgotten` stopped: forgotten by `memflow forget`, so not logged again).
+    `forgotten` gives a new message as it may be logged (without sentences a forget removed),
+    or None when none of it may.
 
     A message with no time of its own (OpenAI-style messages have none) is logged with the day
     it was captured as `logged_at` (`day`, the capture's date, else `today`): its transcript
@@ -139,10 +141,14 @@ def append_messages(lay: Layout, session_id: str, messages: list[dict],
         if cleaned is None:
             continue
         key = message_key(cleaned)
-        if key not in seen and forgotten and forgotten(cleaned):
-            stopped += key not in stopped_keys  # counted once however often it is repeated
-            stopped_keys.add(key)
-            continue
+        if key not in seen and forgotten:
+            kept = forgotten(cleaned)
+            if kept is None:
+                stopped += key not in stopped_keys  # counted once however often it is repeated
+                stopped_keys.add(key)
+                continue
+            # logged as cut: sent again, it is known by the key of what was logged
+            cleaned, key = kept, message_key(kept)
         given.append((key, cleaned))
     again = resent([message_key(m) for m in log], [key for key, _ in given])
     # a message with an id or a time of its own is that message wherever it comes again (a

@@ -11,9 +11,10 @@ from memflow.schemas.check import CheckReport, Finding
 from memflow.schemas.settings import Settings
 from memflow.tasks.backup import stale_staging
 from memflow.tasks.dream import catalog_path, list_runs, rebuild_catalog, recover_interrupted
+from memflow.tasks.forget import PLAN_FILE, finish_pending, without_links
 from memflow.tasks.ground.anchors import StaleAnchor, read_raw, repair_anchors, stale_anchors
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
-from memflow.tasks.ground.markdown import parse_links
+from memflow.tasks.ground.markdown import RELATED, parse_links
 from memflow.tasks.ground.workspace import Layout, file_stats, layout, today
 from memflow.tasks.index import (
     index_problems,
@@ -23,7 +24,7 @@ from memflow.tasks.index import (
     run_reindex,
     watermark,
 )
-from memflow.tasks.stores.files import atomic_write_json, read_json
+from memflow.tasks.stores.files import atomic_write_bytes, atomic_write_json, read_json
 
 REPAIR_INDEX, REPAIR_REINDEX = "run index", "finish the interrupted reindex"
 REPAIR_RECOVER, REPAIR_CATALOG = "roll the run back to its pre-images", "rebuild it from the digest's sources"
@@ -31,6 +32,8 @@ REPAIR_DROP, REPAIR_TEMP = "drop the entry", "remove it"
 REPAIR_ANCHOR = "re-point it to the line that holds its text"
 REPAIR_UNLINK, REPAIR_UNANCHOR = "remove the link (its text is gone)", "drop the anchor (the link names the note)"
 REPAIR_STAGING = "remove the staging folder"
+REPAIR_FORGET = "finish the killed forget's saved plan"
+REPAIR_RELATED = "remove the link (the node is gone)"
 _EXTERNAL = ("http://", "https://", "mailto:", "file:")
 
 
@@ -52,13 +55,16 @@ def _notes_and_links(lay: Layout, settings: Settings, report: CheckReport) -> No
             continue
         if note.warning:
             report.findings.append(Finding(area="notes", path=rel, detail=note.warning))
+        lines = note.text.split("\n")
         for link in parse_links(note.text):
             links += 1
             target = link.target.strip()
             if not target or target.startswith(_EXTERNAL) or (lay.root / target).exists():
                 continue
+            related = 0 < link.line <= len(lines) and lines[link.line - 1].startswith(RELATED)
             report.findings.append(Finding(area="links", path=f"{rel}:{link.line}",
-                                           detail=f"[[{target}]] does not resolve"))
+                                           detail=f"[[{target}]] does not resolve",
+                                           repair=REPAIR_RELATED if related else ""))
     report.checked["links"] = links
 
 
@@ -120,6 +126,28 @@ def _dream_and_state(lay: Layout, report: CheckReport) -> None:
                                                detail="dream catalog lists a note that is gone"))
 
 
+def _forget_pending(lay: Layout, report: CheckReport) -> None:
+    """A forget killed after it saved its plan: its files may be half changed until it is
+    finished (what any `memflow forget` or this repair does first)."""
+    if (lay.state_dir / PLAN_FILE).exists():
+        report.findings.append(Finding(area="state", path=(lay.state_dir / PLAN_FILE).relative_to(lay.root).as_posix(),
+                                       detail="a forget was killed before it finished its plan",
+                                       repair=REPAIR_FORGET))
+
+
+def _repair_related(lay: Layout, findings: list[Finding]) -> None:
+    """`Related:` lines lose their links to nodes that are gone (a line with none left goes)."""
+    by_file: dict[str, set[str]] = {}
+    for f in findings:
+        if f.repair == REPAIR_RELATED and f.path:
+            by_file.setdefault(f.path.rsplit(":", 1)[0], set()).add(f.detail.split("]]")[0].removeprefix("[["))
+    for rel, gone in sorted(by_file.items()):
+        lines = read_raw(lay.root / rel).split("\n")
+        new = [without_links(x, gone) if x.startswith(RELATED) else x for x in lines]
+        atomic_write_bytes(lay.root / rel, "\n".join(x for x, old in zip(new, lines) if x or not old)
+                           .encode("utf-8", errors="surrogateescape"))
+
+
 def _leftovers(lay: Layout, report: CheckReport) -> None:
     """Temp files of atomic writes a killed process left (`.<name>.<random>.tmp`): no job reads
     them; under the workspace lock none is in use."""
@@ -151,6 +179,7 @@ def find_problems(settings: Settings) -> CheckReport:
     _notes_and_links(lay, settings, report)
     _index(lay, settings, report)
     _dream_and_state(lay, report)
+    _forget_pending(lay, report)
     _leftovers(lay, report)
     _restore_leftovers(lay, report)
     return report
@@ -161,6 +190,11 @@ def repair(settings: Settings, report: CheckReport) -> CheckReport:
     (they change files the index then picks up)."""
     lay = layout(settings)
     todo = {f.repair for f in report.findings if f.repair}
+    if REPAIR_FORGET in todo:  # first: it changes notes, links and state as one plan made them
+        finish_pending(settings)
+    if REPAIR_RELATED in todo:
+        _repair_related(lay, report.findings)
+        todo.add(REPAIR_INDEX)
     if REPAIR_RECOVER in todo:
         recover_interrupted(lay, catalog_path(lay))
     if REPAIR_CATALOG in todo:

@@ -11,19 +11,23 @@ is left, its file too when its name came from its old title) and the link rewrit
 
 from __future__ import annotations
 
+import json
 import re
 from difflib import SequenceMatcher
 from pathlib import Path
 
 from memflow.tasks.capture import message_text, read_log, retitle
 from memflow.tasks.capture import anchor as render_anchor
-from memflow.tasks.ground.markdown import parse_anchor
+from memflow.tasks.ground.markdown import RELATED, line_text, parse_anchor
 from memflow.tasks.ground.notes import parse_note
+from memflow.tasks.ground.sentences import cut
+from memflow.tasks.ground.sentences import cut_message as cut_sentences_of
 from memflow.tasks.ground.tombstones import normalise
 from memflow.tasks.ground.workspace import BUCKETS, Layout, slugify
 from memflow.tasks.stores.files import read_text
 
 TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html")
+PROSE_SUFFIXES = (".md", ".txt")  # lines cut by sentence; other text files lose the whole line
 
 
 def files(lay: Layout, folder: str, suffixes: tuple[str, ...] | None = (".md",)) -> list[str]:
@@ -57,20 +61,66 @@ def _unlinked(lay: Layout, line: str) -> str:
     return _LINK.sub(lambda m: m.group(3) or "" if (lay.root / m.group(1)).is_file() else m.group(0), line)
 
 
-def plan_lines(lay: Layout, phrase: str) -> tuple[dict[str, set[int]], dict[str, dict[int, None]]]:
-    """(session log -> lines of messages that carry the phrase, file -> lines that carry it)."""
+def plan_lines(lay: Layout, phrase: str) -> tuple[dict[str, set[int]], dict[str, dict[int, str]],
+                                                  dict[str, dict[int, str | None]], dict[str, dict[int, list[str]]]]:
+    """Where the phrase is stated: (session log -> messages to forget whole, session log ->
+    line -> the message without the sentences that state it (JSON), file -> line -> the line
+    without those sentences or None, file -> line -> the sentences cut from it). A sentence goes, not its
+    neighbours: a message or line goes whole only when nothing else is left of it."""
     logs: dict[str, set[int]] = {}
+    cuts: dict[str, dict[int, str]] = {}
+    gone: dict[str, dict[int, list[str]]] = {}
     for rel in files(lay, f"{lay.session}/dialog", (".jsonl",)):
         log = read_log(lay, rel.rsplit("/", 1)[-1].removesuffix(".jsonl"))
-        hit = {n for n, m in enumerate(log, 1) if carries(message_text(m), phrase)}
-        if hit:
-            logs[rel] = hit
-    edits: dict[str, dict[int, None]] = {}
+        for n, message in enumerate(log, 1):
+            if not carries(message_text(message), phrase):
+                continue
+            kept, said = cut_message(message, phrase)
+            if kept is None:
+                logs.setdefault(rel, set()).add(n)
+            else:
+                cuts.setdefault(rel, {})[n] = json.dumps(kept, ensure_ascii=False, default=str)
+                gone.setdefault(rel, {})[n] = said
+    edits: dict[str, dict[int, str | None]] = {}
     for rel in files(lay, lay.daily) + files(lay, lay.digest) + files(lay, lay.resource, TEXT_SUFFIXES):
+        prose = rel.endswith(PROSE_SUFFIXES)
         for number, line in enumerate(read_text(lay.root / rel).split("\n"), 1):
             if carries(line, phrase) and carries(_unlinked(lay, line), phrase):
-                edits.setdefault(rel, {})[number] = None
-    return logs, edits
+                new, said = cut_line(lay, line, phrase) if prose else (None, [])
+                edits.setdefault(rel, {})[number] = new
+                if new is not None:
+                    gone.setdefault(rel, {})[number] = said
+    return logs, cuts, edits, gone
+
+
+def cut_message(message: dict, phrase: str) -> tuple[dict | None, list[str]]:
+    """(A logged message without the sentences that state the phrase, or None when nothing
+    else is left; the sentences removed)."""
+    out, said = cut_sentences_of(message, lambda text: cut(text, lambda s: carries(s, phrase)))
+    if out is None or carries(message_text(out), phrase):
+        return None, [message_text(message)]
+    return out, said
+
+
+# what a line opens with and ends with that is no sentence: a bullet, a heading's #, a fact's
+# `DATE: `, a `key: ` (frontmatter, `Related: `); its trailing links
+_HEAD_RE = re.compile(r"\s*(?:[-*+>]\s+|\d+[.)]\s+|#{1,6}\s+)?(?:(?:until )?\d{4}-\d{2}-\d{2}: )?"
+                      r"(?:[A-Za-z_][\w-]*: )?")
+_TAIL_RE = re.compile(r"(\s*\[\[[^\]]+\]\])+\s*$")
+
+
+def cut_line(lay: Layout, line: str, phrase: str) -> tuple[str | None, list[str]]:
+    """(A line without the sentences that state the phrase, or None when nothing is left of
+    it; what goes)."""
+    head = _HEAD_RE.match(line).group(0)
+    tail_match = _TAIL_RE.search(line, len(head)) if line.rstrip().endswith("]]") else None
+    tail = tail_match.group(0) if tail_match else ""
+    body = line[len(head):len(line) - len(tail)]
+    kept, said = cut(body, lambda text: carries(_unlinked(lay, text), phrase))
+    new = f"{head}{kept}{tail}"
+    if not normalise(kept) or not said or carries(_unlinked(lay, new), phrase):
+        return None, [line.strip()]
+    return new, said
 
 
 def edited_text(text: str, edit: dict[int, str | None]) -> str:
@@ -106,9 +156,10 @@ def _retitled_name(lay: Layout, rel: str, text: str, phrase: str) -> str | None:
 
 
 def plan_renames(lay: Layout, phrase: str, edits: dict[str, dict[int, str | None]],
-                 delete: set[str]) -> dict[str, str]:
+                 delete: set[str], lost: set[str]) -> dict[str, str]:
     """Old path -> new path of every file whose path (below its layer folder) carries the
-    phrase, and of every captured daily note that lost lines and was named by its old title."""
+    phrase, and of every captured daily note that lost text (`lost`) and was named by its old
+    title."""
     renames: dict[str, str] = {}
     for layer in (lay.daily, lay.digest, lay.resource):
         for rel in files(lay, layer, None):
@@ -117,7 +168,7 @@ def plan_renames(lay: Layout, phrase: str, edits: dict[str, dict[int, str | None
             top, *parts = rel.split("/")
             new_parts = [_cut(part, phrase) if phrase else part for part in parts]
             edit = edits.get(rel)
-            if rel.endswith(".md") and edit and any(v is None for v in edit.values()):
+            if rel.endswith(".md") and edit and rel in lost:
                 text = read_text(lay.root / rel)
                 if is_captured(lay, rel, text):
                     new_parts[-1] = _retitled_name(lay, rel, edited_text(text, edit), phrase) or new_parts[-1]
@@ -128,9 +179,10 @@ def plan_renames(lay: Layout, phrase: str, edits: dict[str, dict[int, str | None
 
 def _unique(lay: Layout, renames: dict[str, str]) -> dict[str, str]:
     """Targets that collide with a file that stays, or with each other, get `-2`, `-3`..."""
-    staying = {rel for layer in (lay.daily, lay.digest, lay.resource)
-               for rel in files(lay, layer, None)} - set(renames)
-    taken, out = set(staying), {}
+    # every existing name is taken, a renamed file's old name too: a plan carried out again
+    # after a kill must never write a new file where an old one still is
+    taken = {rel for layer in (lay.daily, lay.digest, lay.resource) for rel in files(lay, layer, None)}
+    out = {}
     for old, new in sorted(renames.items()):
         stem, dot, suffix = new.rpartition(".") if "." in new.rsplit("/", 1)[-1] else (new, "", "")
         candidate, n = new, 1
@@ -187,6 +239,45 @@ def plan_links(lay: Layout, renames: dict[str, str], maps: dict[str, dict[int, i
                 new = _relinked(current, renames, maps)
                 if new != line:
                     edit[number] = new
+        if edit:
+            edits[rel] = edit
+
+
+def without_links(line: str, gone: set[str]) -> str:
+    """A line without its links to removed files: a `Related:` line loses the link and its
+    comma, another line keeps a link's label (or loses the link)."""
+    def drop(m: re.Match) -> str:
+        if m.group(1).strip() not in gone:
+            return m.group(0)
+        return "" if line.startswith(RELATED) else (m.group(3) or "")
+
+    out = _LINK.sub(drop, line)
+    if line.startswith(RELATED):
+        rest = [x.strip() for x in out[len(RELATED):].split(",") if x.strip()]
+        return RELATED + ", ".join(rest) if rest else ""
+    return re.sub(r" {2,}", " ", out).rstrip()
+
+
+def plan_unlinks(lay: Layout, delete: set[str], edits: dict[str, dict[int, str | None]]) -> None:
+    """No link is left pointing at a removed file: every note's line that links one (a digest
+    node's `Related:` line included) loses that link (added to `edits`); a line with nothing
+    left goes."""
+    if not delete:
+        return
+    for rel in files(lay, lay.daily) + files(lay, lay.digest):
+        if rel in delete:
+            continue
+        text = read_text(lay.root / rel)
+        if not any(f"[[{gone}" in text for gone in delete):
+            continue
+        edit = edits.get(rel, {})
+        for number, line in enumerate(text.split("\n"), 1):
+            current = edit.get(number, line)
+            if current is None or "[[" not in current:
+                continue
+            new = without_links(current, delete)
+            if new != current:
+                edit[number] = new if line_text(new) or new.startswith(RELATED) and new != RELATED else None
         if edit:
             edits[rel] = edit
 

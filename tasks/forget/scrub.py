@@ -20,7 +20,7 @@ from memflow.tasks.forget.matching import carries
 from memflow.tasks.ground.markdown import line_text
 from memflow.tasks.ground.tombstones import normalise
 from memflow.tasks.ground.workspace import Layout
-from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json, read_text
+from memflow.tasks.stores.files import read_json, read_text
 
 GONE = "(forgotten)"
 KEEP = {"tombstones.json", "forget_salt", "lock.json", "README.md"}
@@ -78,8 +78,8 @@ def state_files(lay: Layout) -> list[Path]:
     return state + sorted((lay.root / lay.daily).glob("*/interests.yaml"))
 
 
-def _rewrite(path: Path, forgotten: Forgotten, write: bool) -> bool:
-    text = read_text(path)
+def _rewritten(path: Path, text: str, forgotten: Forgotten) -> str | None:
+    """The new text of a state file, None when only its formatting would change."""
     if path.suffix == ".jsonl":
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
         new = "".join(json.dumps(forgotten.value(r), ensure_ascii=False) + "\n" for r in rows)
@@ -87,11 +87,7 @@ def _rewrite(path: Path, forgotten: Forgotten, write: bool) -> bool:
         new = json.dumps(forgotten.value(json.loads(text)), ensure_ascii=False, indent=2) + "\n"
     else:
         new = yaml.safe_dump(forgotten.value(yaml.safe_load(text)), allow_unicode=True, sort_keys=False)
-    if new == text or _same(path, text, new):
-        return False
-    if write:
-        atomic_write_text(path, new)
-    return True
+    return None if new == text or _same(path, text, new) else new
 
 
 def _same(path: Path, old: str, new: str) -> bool:
@@ -103,33 +99,28 @@ def _same(path: Path, old: str, new: str) -> bool:
     return loads(old) == loads(new)
 
 
-def scrub_topics(lay: Layout, forgotten: Forgotten) -> list[str]:
-    """Interest topics lose evidence that quotes forgotten material; a topic left without
+def _topics(text: str, forgotten: Forgotten) -> str | None:
+    """Interest topics without evidence that quotes forgotten material; a topic left without
     evidence goes."""
-    changed = []
-    for path in sorted((lay.root / lay.daily).glob("*/interests.yaml")):
-        data = yaml.safe_load(read_text(path)) or {}
-        topics = []
-        for topic in data.get("topics") or []:
-            evidence = [e for e in topic.get("evidence", []) if not forgotten.quotes(str(e))]
-            if evidence or not topic.get("evidence"):
-                said = normalise(" ".join(map(str, evidence)))
-                words = [k for k in topic.get("keywords", []) if not forgotten.fragment(str(k))
-                         or f" {normalise(str(k))} " in f" {said} "]
-                topics.append({**topic, "evidence": evidence,
-                               **({"keywords": words} if "keywords" in topic else {}),
-                               "paths": [p for p in topic.get("paths", []) if p not in forgotten.removed]})
-        if topics != (data.get("topics") or []):
-            atomic_write_text(path, yaml.safe_dump({**data, "topics": topics}, allow_unicode=True,
-                                                   sort_keys=False))
-            changed.append(path.relative_to(lay.root).as_posix())
-    return changed
+    data = yaml.safe_load(text) or {}
+    topics = []
+    for topic in data.get("topics") or []:
+        evidence = [e for e in topic.get("evidence", []) if not forgotten.quotes(str(e))]
+        if evidence or not topic.get("evidence"):
+            said = normalise(" ".join(map(str, evidence)))
+            words = [k for k in topic.get("keywords", []) if not forgotten.fragment(str(k))
+                     or f" {normalise(str(k))} " in f" {said} "]
+            topics.append({**topic, "evidence": evidence,
+                           **({"keywords": words} if "keywords" in topic else {}),
+                           "paths": [p for p in topic.get("paths", []) if p not in forgotten.removed]})
+    if topics == (data.get("topics") or []):
+        return None
+    return yaml.safe_dump({**data, "topics": topics}, allow_unicode=True, sort_keys=False)
 
 
-def scrub_pre_images(lay: Layout, forgotten: Forgotten, write: bool = True) -> list[str]:
-    """Dream-run pre-images that quote forgotten material (or whose path does) are deleted and
-    marked in their manifest; returns the manifests changed."""
-    changed = []
+def _pre_images(lay: Layout, forgotten: Forgotten, texts: dict[str, str], unlink: list[str]) -> None:
+    """Dream-run pre-images that quote forgotten material (or whose path does) are to be
+    deleted and marked in their manifest (such a run can no longer be rolled back)."""
     for manifest_path in sorted((lay.state_dir / "dream_runs").glob("*/manifest.json")):
         manifest = read_json(manifest_path, {})
         touched = False
@@ -137,26 +128,31 @@ def scrub_pre_images(lay: Layout, forgotten: Forgotten, write: bool = True) -> l
             pre = manifest_path.parent / "pre" / rel
             if pre.is_file() and (forgotten.quotes(rel) or rel in forgotten.renames
                                   or forgotten.quotes(read_text(pre))):
-                if write:
-                    pre.unlink()
+                unlink.append(pre.relative_to(lay.root).as_posix())
                 info["forgotten"], touched = True, True
         if touched or forgotten.quotes(json.dumps(manifest.get("summary", {}), ensure_ascii=False)):
             manifest["summary"] = {"forgotten": "details removed by memflow forget"}
-            if write:
-                atomic_write_json(manifest_path, manifest)
-            changed.append(manifest_path.relative_to(lay.root).as_posix())
-    return changed
+            texts[manifest_path.relative_to(lay.root).as_posix()] = json.dumps(
+                manifest, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
-def scrub_state(lay: Layout, forgotten: Forgotten, write: bool = True) -> list[str]:
-    """Rewrite every state file that names removed or renamed files or quotes forgotten
-    material; returns them (`write=False`: only says which)."""
-    changed = scrub_pre_images(lay, forgotten, write)
+def scrub_plan(lay: Layout, forgotten: Forgotten) -> tuple[dict[str, str], list[str]]:
+    """(state file -> its new text, pre-images to delete): every state file that names removed
+    or renamed files or quotes forgotten material, as it will be; nothing is written here."""
+    texts: dict[str, str] = {}
+    unlink: list[str] = []
+    _pre_images(lay, forgotten, texts, unlink)
+    for path in sorted((lay.root / lay.daily).glob("*/interests.yaml")):
+        new = _topics(read_text(path), forgotten)
+        if new is not None:
+            texts[path.relative_to(lay.root).as_posix()] = new
     for path in state_files(lay):
+        rel = path.relative_to(lay.root).as_posix()
         try:
-            if _rewrite(path, forgotten, write):
-                changed.append(path.relative_to(lay.root).as_posix())
+            new = _rewritten(path, texts.get(rel) or read_text(path), forgotten)
         except (ValueError, yaml.YAMLError) as exc:
             raise ValueError(f"forget: {path} does not parse ({str(exc).splitlines()[0]}): fix or "
                              "delete it, then run forget again") from exc
-    return sorted(set(changed))
+        if new is not None:
+            texts[rel] = new
+    return texts, sorted(set(unlink))

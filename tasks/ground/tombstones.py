@@ -18,6 +18,10 @@ hex, written by the first forget; it cannot be derived, so it is state and goes 
   included. Cost: one keyed hash per character of T per distinct phrase length (~1 µs each).
 - `notes`: `note:` + `session|date` of a forgotten daily note (capture does not recreate it).
 
+A later message that holds a forgotten phrase, or a forgotten message's or sentence's words as
+one of its sentences, is logged without those sentences (`cut`); only the same message (its
+key or all its words) or one with nothing else left is kept out whole.
+
 `normalise`: Unicode NFKC, casefold, every run of characters that are not letters or digits
 becomes one space, trimmed; so `4471-ZULU`, `4471 zulu` and `4471_Zulu.` are the same text.
 
@@ -33,6 +37,7 @@ import secrets
 import unicodedata
 from dataclasses import dataclass, field
 
+from memflow.tasks.ground import sentences
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json, read_text
 
@@ -99,6 +104,26 @@ class Tombstones:
         return (self.hash("key", key) in self.messages
                 or (len(norm) >= SAID_MIN and self.hash("said", norm) in self.said)
                 or self.carries_phrase(text))
+
+    def holds(self, key: str, text: str) -> bool:
+        """The message itself was forgotten: its log key, or all its words."""
+        norm = normalise(text)
+        return self.salt is not None and (self.hash("key", key) in self.messages
+                                          or (len(norm) >= SAID_MIN and self.hash("said", norm) in self.said))
+
+    def cut(self, text: str) -> tuple[str, list[str]]:
+        """(`text` without its sentences that state a forgotten phrase or are a forgotten
+        sentence, the sentences removed): a later message keeps what else it says."""
+        if self.salt is None or not (self.phrases or self.said):
+            return text, []
+        phrase = self.carries_phrase(text)
+
+        def hit(sentence: str) -> bool:
+            norm = normalise(sentence)
+            return (phrase and self.carries_phrase(sentence)) or (
+                len(norm) >= SAID_MIN and self.hash("said", norm) in self.said)
+
+        return sentences.cut(text, hit)
 
     def stops_note(self, session_id: str, day: str) -> bool:
         return self.salt is not None and self.hash("note", f"{session_id}|{day}") in self.notes
