@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import groupby
 
+from memflow.tasks.capture.secret_values import value_spans
 from memflow.tasks.ground.secret_formats import known_format_spans
 from memflow.tasks.ground.tokenize import STOPWORDS
 
@@ -37,6 +38,8 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?----
                           r"PuTTY-User-Key-File-\d[\s\S]*?(?:Private-MAC: \S+|\Z)")
 _TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9_+/=-]{20,}(?![\w+/=-])")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
+# an image's (sound's, video's, font's) bytes written into the text: data, not a credential
+_DATA_URI = re.compile(r"data:(?:image|audio|video|font)/[\w.+-]+(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=\s]*", re.I)
 
 _QUALIFIED_CODE = (r"(?:security|access|door|gate|alarm|lock|entry|entrance|unlock|safe|garage|"
                    r"verification|2fa|otp|one-time|recovery|backup|authentication|auth|login|keypad|"
@@ -57,18 +60,28 @@ _CLAUSE_END = re.compile(r"[.;!?。；！？](?=\s|$)|\n|,\s|\s[-–—]\s")
 _WORD = re.compile(r"""["'“‘`][^"'”’`\n]{1,80}["'”’`]|[^\s,;]+""")
 
 
-def mask_secrets(text: str, enabled: bool = True, extra: Iterable[str] = ()) -> tuple[str, int]:
-    """(text with each secret replaced by MARK, how many were masked)."""
+def mask_secrets(text: str, enabled: bool = True, extra: Iterable[str] = (),
+                 listed_nouns: bool = True) -> tuple[str, int]:
+    """(text with each secret replaced by MARK, how many were masked). `listed_nouns=False`
+    leaves out the rule of listed secret nouns (to measure the others alone)."""
     if not enabled or not text:
         return text, 0
     spans = [m.span() for m in _PRIVATE_KEY.finditer(text)]
     spans += known_format_spans(text)
-    spans += [m.span() for m in _TOKEN.finditer(text) if random_token(m.group(0))]
-    spans += prose_spans(text)
+    media = [m.span() for m in _DATA_URI.finditer(text)]
+    spans += [m.span() for m in _TOKEN.finditer(text)
+              if random_token(m.group(0)) and not any(s <= m.start() < e for s, e in media)]
+    spans += value_spans(text)
+    spans += prose_spans(text) if listed_nouns else []
     for pattern in extra:
         for m in re.finditer(pattern, text):
             spans.append(m.span(1) if m.re.groups and m.group(1) else m.span())
     return _replace(text, spans)
+
+
+def mask_without_nouns(text: str) -> tuple[str, int]:
+    """`mask_secrets` without the listed-noun rule: what shape and structure catch alone."""
+    return mask_secrets(text, listed_nouns=False)
 
 
 def _replace(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
