@@ -31,17 +31,21 @@ from memflow.tasks.ground.tokenize import STOPWORDS
 
 _DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
 _SPELLED = re.compile(rf"(?<![\w-]){_DIGIT_WORD}(?:(?:\s*[-,]\s*|\s+){_DIGIT_WORD}){{3,}}(?![\w-])", re.IGNORECASE)
+_DIGIT_BY_DIGIT = re.compile(r"(?<![\w.,:/-])\d(?:(?: |-| - )\d){3,}(?![\w.,:/-]|,\d)")  # "4-7-2-9", "8 3 1 5"
 _ZH_SPELLED = re.compile(r"[零〇一二三四五六七八九幺两]{4,}(?![零〇一二三四五六七八九十百千万亿年月日号点个次人岁])")
-_TOKEN = re.compile(r"[!-~]+")  # a run of printable ASCII (CJK text around it splits it too)
+# a run of printable ASCII but brackets, quotes, "=" and ","; CJK text around it splits it too
+# ("key=value" and "f(x)" are code, not one token)
+_TOKEN = re.compile(r"[^\s=,;|()\[\]{}<>\"'`\u0080-\U0010ffff]+")
 _PROTECTED = re.compile(
     r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.-]+)*,[A-Za-z0-9+/=%._-]*"  # a data URI (an image's bytes)
     r"|(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # a URL
     r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an e-mail address
-    r"|(?:[A-Za-z]:\\|~/|\.{1,2}/|/)[\w.-]+(?:[/\\][\w. -]*)+"  # a file path
+    r"|(?:[A-Za-z]:\\|~/|\.{1,2}/|(?<!\w)/)[\w.-]+(?:[/\\]\S*)+"  # a file path
     r"|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,6}/\S*", re.IGNORECASE)  # host/path
-_SYMBOLS = set("!#$%&*?@^~+=")
-_EDGE_OPEN = "(\"'“‘[<{"
-_EDGE_CLOSE = ".,;:)\"'”’]>}"
+_PAIR = re.compile(r"(?<![\w=-])[A-Z][a-z]+=[A-Z][A-Za-z0-9!#$%&*?@^~]*[A-Za-z0-9!#$%&*?@^~]")
+_SYMBOLS = set("!#$%&*?@^~")
+_EDGE_OPEN = "*_~"  # Markdown emphasis around a word
+_EDGE_CLOSE = ".:*_~"
 _COPULA = {"is", "was", "are", "were", "be", "been", "becomes", "became", "remains", "equals", "stays"}
 _CHANGE = {"changed", "set", "reset", "updated", "switched", "rotated", "moved"}
 _FILLER = {"now", "still", "actually", "just", "simply", "currently", "also", "always", "probably",
@@ -52,19 +56,25 @@ _ZH_INTRO = re.compile(r"(?:是|为|：|:|=|成了?|作|当)\s*$")
 _ZH_AFTER = set("了吧啊呢哦呀嘛当作")  # particles, and "as" (用 1234 当 ...)
 _NOT_VALUE = re.compile(
     r"v?\d+(?:\.\d+)+[a-z]*(?:-\w+)?|\d{1,4}[-/.:]\d{1,2}(?:[-/.:T]\d{1,4})*(?::\d\d)*"  # versions, dates, times
-    r"|[$€£¥₹]\d[\d,.]*[kKmMbB]?|\S*%|\d+(?:st|nd|rd|th|s|am|pm|[kKmMgGxp]|kb|mb|gb|km|kg|mm|cm|ms|hz|fps)"  # money, units
-    r"|[0-9a-fA-F-]+|[A-Z0-9_.-]+|[a-z0-9]+(?:_[a-z0-9]+)+")
+    r"|[-+~]?[$€£¥₹]\d[\d,.]*[kKmMbB]?(?:/[A-Za-z]+)?|[A-Za-z]+@\d+|\S*%|\d+(?:st|nd|rd|th|s|am|pm|[kKmMgGxp]|kb|mb|gb|km|kg|mm|cm|ms|hz|fps)"  # money, units
+    r"|[@#]\w+|\d+(?:-[a-z]+)+|[0-9a-fA-F-]+|[A-Z0-9_.-]+|[a-z0-9]+(?:_[a-z0-9]+)+")
 
 
 def value_spans(text: str) -> list[tuple[int, int]]:
     """Spans of secrets said in prose (see the module)."""
-    spans = [m.span() for m in _SPELLED.finditer(text)] + [m.span() for m in _ZH_SPELLED.finditer(text)]
+    spans = [m.span() for rule in (_SPELLED, _ZH_SPELLED, _DIGIT_BY_DIGIT) for m in rule.finditer(text)]
     protected = [m.span() for m in _PROTECTED.finditer(text)]
+    for match in _PAIR.finditer(text):  # "Magu=Rikliskai7": "=" inside a password, not a setting
+        if introduced(text, match.start(), match.end()):
+            spans.append(match.span())
     for match in _TOKEN.finditer(text):
         start, end = _trim(text, *match.span())
-        if end - start < 4 or any(s < end and start < e for s, e in protected):
+        if end - start < 4 or "/" in text[start:end] or "\\" in text[start:end] \
+                or any(s < end and start < e for s, e in protected):
             continue
         token = text[start:end]
+        if token[0] == "-" and token[1:2].isalpha():
+            continue  # a command-line option: "-Xmx4096m"
         core = token.rstrip("!?#") or token
         if secret_shaped(core) or ((value_shaped(core, text, start) or value_shaped(token, text, start))
                                    and introduced(text, start, end)):
@@ -86,17 +96,21 @@ def secret_shaped(token: str) -> bool:
         return False
     letters = sum(c.isalpha() for c in token)
     digits = sum(c.isdigit() for c in token)
-    inner = token[1:] if token[0] == "$" and token[1:2].isalpha() else token  # "$" leet, not money
-    symbol = any(c in _SYMBOLS for c in inner[:-1]) or token[0] == "$" and inner is not token
-    if letters >= 3 and symbol and (digits or _mixed_case(token) or letters >= 6):
+    # a symbol inside (a "$" first only before a letter: leetspeak, not money)
+    symbol = any(c in _SYMBOLS for c in token[1:-1]) or token[0] == "$" and token[1].isalpha()
+    many = sum(c in _SYMBOLS for c in token[1:-1]) >= 2
+    if letters >= 3 and symbol and (digits or _mixed_case(token) or many):
         return True
-    kinds = [("a" if c.isalpha() else "d") for c in token if c.isalnum()]
-    switches = sum(1 for _ in groupby(kinds)) - 1
-    if letters >= 4 and digits >= 2 and switches >= 3:
+    if letters >= 4 and digits >= 2 and max(map(_switches, re.split(r"[-_.]", token))) >= 3:
         return True  # leetspeak and random letters with digits: "Gr0t0upl1kl", "k3br1mah"
-    if re.fullmatch(r"[a-z]{4,}\d{2,}", token):
+    if re.fullmatch(r"[a-z]{5,}\d{3,}", token):
         return True  # a word and a number run together: "swordfish1987"
     return len(token) >= 8 and _random_mix(token)
+
+
+def _switches(part: str) -> int:
+    """How often a part changes between letters and digits ("Gr0t0up": 4; "arm64": 1)."""
+    return sum(1 for _ in groupby(c.isalpha() for c in part if c.isalnum())) - 1
 
 
 def _mixed_case(token: str) -> bool:
@@ -134,8 +148,8 @@ def value_shaped(token: str, text: str, start: int) -> bool:
     if _NOT_VALUE.fullmatch(token) or not re.fullmatch(r"[\w!#$%&*?@^~+=.-]+", token):
         return False
     letters, digits = sum(c.isalpha() for c in token), sum(c.isdigit() for c in token)
-    if re.fullmatch(r"[A-Za-z]{2,}(?:[._][A-Za-z]{2,})+(?:[!?#*]+|\d+[!?#*]*)", token) or \
-            re.fullmatch(r"[A-Za-z]{2,}(?:-[A-Za-z]{2,})+\d+[!?#*]*|[A-Za-z]{2,}(?:-[A-Za-z]{2,})*[#*]+", token):
+    if re.fullmatch(r"[A-Za-z]{2,}(?:[._+][A-Za-z]{2,})+(?:[!?#*]+|\d+[!?#*]*)", token) or \
+            re.fullmatch(r"[A-Za-z]{2,}(?:-[A-Za-z]{2,})+(?:\d+|-\d{2,})[!?#*]*|[A-Za-z]{2,}(?:-[A-Za-z]{2,})*[#*]+", token):
         return True  # words joined, then a symbol or a number: "Getruzi.Dabo!", "Tiger-Moon4", "Kesto#"
     if letters >= 5 and re.search(r"[A-Za-z]\d+[A-Za-z]", token):
         return True  # a digit inside a word: "Faboupijan1mo"
@@ -149,6 +163,8 @@ def _round(number: str) -> bool:
 
 def _counts_something(text: str, end: int) -> bool:
     """A number followed by a noun or a unit ("1200 steps", "1204房间") counts or labels it."""
+    if re.match(r"\s*(?:[×*/+=≈^]|-\s*\d)", text[end:]):
+        return True  # arithmetic: "1024 × 2048"
     after = text[end:end + 1]
     if after and "\u4e00" <= after <= "\u9fff":
         return after not in _ZH_AFTER
@@ -162,15 +178,21 @@ def _names_a_thing(text: str, start: int) -> bool:
     zh = re.search(r"(号码?|编号)\s*(?:是|为|：|:)?\s*$", before)
     if zh:
         return True
+    if re.search(r"[×*/+≈^]\s*$", before):
+        return True  # arithmetic: "12 × 2048"
     words = re.findall(r"[#\w'’]+", before)
     while words and (words[-1].lower() in _COPULA | _FILLER or words[-1].lower() in {"to"} | _CHANGE):
         words.pop()
+    if words and ("_" in words[-1] or re.search(r"[a-z][A-Z]", words[-1])):
+        return True  # a setting in code or a log (`unit_amount: 17900`, `maxRetries: 3000`)
     return bool(words) and words[-1].lower().removesuffix("'s").removesuffix("’s") in _NAMING_HEAD
 
 
 def introduced(text: str, start: int, end: int) -> bool:
     """Is the token at text[start:end] given as the value of something? (see the module)"""
     before = text[max(0, start - 40):start]
+    if re.search(r"(?:[\w.-]=|(?:_\w*|[a-z][A-Z]\w*|\.\w+):)\s*$", before):
+        return False  # a setting in code: "retries=3", "max_conn: 20", "app.key: x"
     if _ZH_INTRO.search(before):
         return True
     if re.search(r"用\s*$", before) and re.match(r"\s*(?:当|作)", text[end:]):
@@ -180,8 +202,8 @@ def introduced(text: str, start: int, end: int) -> bool:
     words = [w.lower() for w in re.findall(r"[\w'’]+", before)]
     while words and words[-1] in _FILLER:
         words.pop()
-    if words and words[-1] in _COPULA:
-        return True
+    if words and (words[-1] in _COPULA or words[-1] == "with"):
+        return True  # "the pass is V", "log in with V"
     if len(words) >= 2 and words[-1] == "to" and words[-2] in _CHANGE | {"it", "them"}:
         return True
     after = [w.lower() for w in re.findall(r"[\w'’]+", text[end:end + 40])[:2]]
