@@ -1,5 +1,5 @@
 """Secrets said in prose: how many generated phrasings of a password, PIN, code or key
-`capture.secrets.mask_secrets` masks, and how many ordinary sentences with numbers and names it
+`ground.secrets.mask_secrets` masks, and how many ordinary sentences with numbers and names it
 masks by mistake (issue 57).
 
 Both sets are generated here from this file's own vocabulary: the words people use for a secret
@@ -248,7 +248,7 @@ def masked_ok(case: Case, masked: str) -> bool:
 
 def score(seed: int = 1, n: int = 400, nouns: bool = True) -> dict:
     """Detection and false-mask rates on the sets of one seed, with the misses."""
-    from memflow.tasks.capture import secrets
+    from memflow.tasks.ground import secrets
 
     mask = secrets.mask_secrets if nouns else secrets.mask_without_nouns
     cases, ordinary = generate(seed, n)
