@@ -39,9 +39,11 @@ _TOKEN = re.compile(r"[^\s=,;|()\[\]{}<>\"'`\u0080-\U0010ffff]+")
 _PROTECTED = re.compile(
     r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.-]+)*,[A-Za-z0-9+/=%._-]*"  # a data URI (an image's bytes)
     r"|(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # a URL
-    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an e-mail address
-    r"|(?:[A-Za-z]:\\|~/|\.{1,2}/|(?<!\w)/)[\w.-]+(?:[/\\]\S*)+"  # a file path
-    r"|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,6}/\S*", re.IGNORECASE)  # host/path
+    r"|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an e-mail address
+    r"|(?<!\S)[^\s/\\]*[/\\]\S*", re.IGNORECASE)  # a path, a host/path with its query
+_ARITHMETIC_AFTER = re.compile(r"\s*(?:[×*/+=≈^]|-\s*\d)")
+_WORD_AFTER = re.compile(r"\s+([A-Za-z]+)")
+_ZH_AS = re.compile(r"\s*(?:当|作)")
 _PAIR = re.compile(r"(?<![\w=-])[A-Z][a-z]+=[A-Z][A-Za-z0-9!#$%&*?@^~]*[A-Za-z0-9!#$%&*?@^~]")
 _SYMBOLS = set("!#$%&*?@^~")
 _EDGE_OPEN = "*_~"  # Markdown emphasis around a word
@@ -63,21 +65,24 @@ _NOT_VALUE = re.compile(
 def value_spans(text: str) -> list[tuple[int, int]]:
     """Spans of secrets said in prose (see the module)."""
     spans = [m.span() for rule in (_SPELLED, _ZH_SPELLED, _DIGIT_BY_DIGIT) for m in rule.finditer(text)]
-    protected = [m.span() for m in _PROTECTED.finditer(text)]
+    protected, at = [m.span() for m in _PROTECTED.finditer(text)], 0
     for match in _PAIR.finditer(text):  # "Magu=Rikliskai7": "=" inside a password, not a setting
         if introduced(text, match.start(), match.end()):
             spans.append(match.span())
     for match in _TOKEN.finditer(text):
         start, end = _trim(text, *match.span())
-        if end - start < 4 or "/" in text[start:end] or "\\" in text[start:end] \
-                or any(s < end and start < e for s, e in protected):
-            continue
+        if end - start < 4 or text[start:end].isalpha():
+            continue  # most tokens: words
+        while at < len(protected) and protected[at][1] <= start:
+            at += 1
+        if at < len(protected) and protected[at][0] < end or "/" in text[start:end] or "\\" in text[start:end]:
+            continue  # a URL, an address, a path, a data URI
         token = text[start:end]
         if token[0] == "-" and token[1:2].isalpha():
             continue  # a command-line option: "-Xmx4096m"
         core = token.rstrip("!?#") or token
-        if secret_shaped(core) or ((value_shaped(core, text, start) or value_shaped(token, text, start))
-                                   and introduced(text, start, end)):
+        if secret_shaped(core) or (introduced(text, start, end) and (value_shaped(core, text, start)
+                                                                     or value_shaped(token, text, start))):
             spans.append((start, end))
     return spans
 
@@ -163,12 +168,12 @@ def _round(number: str) -> bool:
 
 def _counts_something(text: str, end: int) -> bool:
     """A number followed by a noun or a unit ("1200 steps", "1204房间") counts or labels it."""
-    if re.match(r"\s*(?:[×*/+=≈^]|-\s*\d)", text[end:]):
+    if _ARITHMETIC_AFTER.match(text, end):
         return True  # arithmetic: "1024 × 2048"
     after = text[end:end + 1]
     if after and "\u4e00" <= after <= "\u9fff":
         return after not in _ZH_AFTER
-    word = re.match(r"\s+([A-Za-z]+)", text[end:])
+    word = _WORD_AFTER.match(text, end)
     return bool(word) and word.group(1).lower() not in STOPWORDS and word.group(1).lower() not in _FILLER
 
 
@@ -195,7 +200,7 @@ def introduced(text: str, start: int, end: int) -> bool:
         return False  # a setting in code: "retries=3", "max_conn: 20", "app.key: x"
     if _ZH_INTRO.search(before):
         return True
-    if re.search(r"用\s*$", before) and re.match(r"\s*(?:当|作)", text[end:]):
+    if re.search(r"用\s*$", before) and _ZH_AS.match(text, end):
         return True
     if re.search(r"(?:[:=>]|\w['’]s|\s[-–—])\s*$", before):  # "pass: x", "pin = x", "it's x"
         return True
