@@ -36,9 +36,11 @@ _ZH_SPELLED = re.compile(r"[零〇一二三四五六七八九幺两]{4,}(?![零�
 # a run of printable ASCII but brackets, quotes, "=" and ","; CJK text around it splits it too
 # ("key=value" and "f(x)" are code, not one token)
 _TOKEN = re.compile(r"[^\s=,;|()\[\]{}<>\"'`\u0080-\U0010ffff]+")
+# an image's (sound's, video's, font's) bytes written into the text, lines wrapped or not: data
+DATA_URI = re.compile(r"data:(?:image|audio|video|font)/[\w.+-]+(?:;[\w=.-]+)*;base64,"
+                      r"[A-Za-z0-9+/=]*(?:\r?\n[A-Za-z0-9+/=]+)*", re.IGNORECASE)
 _PROTECTED = re.compile(
-    r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.-]+)*,[A-Za-z0-9+/=%._-]*"  # a data URI (an image's bytes)
-    r"|(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # a URL
+    DATA_URI.pattern + r"|(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # a URL
     r"|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an e-mail address
     r"|(?<!\S)[^\s/\\]*[/\\]\S*", re.IGNORECASE)  # a path, a host/path with its query
 _ARITHMETIC_AFTER = re.compile(r"\s*(?:[×*/+=≈^]|-\s*\d)")

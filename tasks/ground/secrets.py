@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import groupby
 
-from memflow.tasks.ground.secret_values import value_spans
+from memflow.tasks.ground.secret_values import DATA_URI, value_spans
 from memflow.tasks.ground.secret_formats import known_format_spans
 from memflow.tasks.ground.tokenize import STOPWORDS
 
@@ -43,8 +43,6 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?----
                           r"PuTTY-User-Key-File-\d[\s\S]*?(?:Private-MAC: \S+|\Z)")
 _TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9_+/=-]{20,}(?![\w+/=-])")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
-# an image's (sound's, video's, font's) bytes written into the text: data, not a credential
-_DATA_URI = re.compile(r"data:(?:image|audio|video|font)/[\w.+-]+(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=\s]*", re.I)
 
 _QUALIFIED_CODE = (r"(?:security|access|door|gate|alarm|lock|entry|entrance|unlock|safe|garage|"
                    r"verification|2fa|otp|one-time|recovery|backup|authentication|auth|login|keypad|"
@@ -77,7 +75,7 @@ def mask_secrets(text: str, enabled: bool = True, extra: Iterable[str] = (),
 def _spans(text: str, extra: Iterable[str] = (), listed_nouns: bool = True) -> list[tuple[int, int]]:
     spans = [m.span() for m in _PRIVATE_KEY.finditer(text)]
     spans += known_format_spans(text)
-    media = [m.span() for m in _DATA_URI.finditer(text)]
+    media = [m.span() for m in DATA_URI.finditer(text)]
     spans += [m.span() for m in _TOKEN.finditer(text)
               if random_token(m.group(0)) and not any(s <= m.start() < e for s, e in media)]
     spans += value_spans(text)
