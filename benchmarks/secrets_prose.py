@@ -19,15 +19,18 @@ when anything in it changed.
     .venv/bin/python benchmarks/secrets_prose.py                  # seed 1, 400 + 400 sentences
     .venv/bin/python benchmarks/secrets_prose.py --seed 5 --n 1000 --show 10
     .venv/bin/python benchmarks/secrets_prose.py --no-nouns       # without the listed-noun rule
+    .venv/bin/python benchmarks/secrets_prose.py --messages /work/shared/data/memory-right  # real chats
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import string
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 _ONSETS = "b c d f g h j k l m n p r s t v z br dr gr kl pl st tr sk".split()
 _VOWELS = "a e i o u ai ou".split()
@@ -260,13 +263,35 @@ def score(seed: int = 1, n: int = 400, nouns: bool = True) -> dict:
             "miss_kinds": Counter(k for k, _, _ in misses), "false_kinds": Counter(k for k, _, _ in false)}
 
 
+def real_messages(folder: Path) -> tuple[int, list[tuple[str, str]]]:
+    """(messages read, the changed ones): every `content` of every `*/sessions/*.json` under the
+    folder (capture's format), masked; a conversation written with no secret in it is a false-mask
+    check on text nobody generated here."""
+    from memflow.tasks.ground.secrets import mask_secrets
+
+    n, changed = 0, []
+    for path in sorted(folder.glob("*/sessions/*.json")):
+        for message in json.loads(path.read_text(encoding="utf-8")):
+            n += 1
+            masked = mask_secrets(message["content"])[0]
+            if masked != message["content"]:
+                changed.append((message["content"], masked))
+    return n, changed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, nargs="+", default=[1])
     parser.add_argument("--n", type=int, default=400, help="sentences per set and seed")
     parser.add_argument("--show", type=int, default=0, help="print this many misses and false masks")
     parser.add_argument("--no-nouns", action="store_true", help="leave out the rule of listed secret nouns")
+    parser.add_argument("--messages", type=Path, help="a folder of sessions (memory-right's layout): count changed messages")
     args = parser.parse_args()
+    if args.messages:
+        n, changed = real_messages(args.messages)
+        print(f"{args.messages}: {len(changed)}/{n} messages changed")
+        for text, masked in changed[:args.show]:
+            print(f"  {text!r} -> {masked!r}")
     for seed in args.seed:
         r = score(seed, args.n, nouns=not args.no_nouns)
         print(f"seed {seed}: masked {r['masked']}/{r['secrets']} secrets ({r['detection']:.1%}), "
