@@ -110,3 +110,28 @@ def test_a_resource_secret_is_masked_in_its_note_and_the_index(tmp_path):
     hits = json.loads(found.stdout)
     text = json.dumps(hits)
     assert "resource/keys.md" in text and MARK in text and "swordfish1987" not in text
+
+
+def test_the_issue_phrasings_are_nowhere_after_capture_and_index(tmp_path):
+    """The issue's case as a user meets it: captured, indexed; log, note and index hold none of
+    the three values, and the words around them stay."""
+    ws = tmp_path / "ws"
+    assert run_cli("init", str(ws)).returncode == 0
+    messages = [{"role": "user", "content": "For the shed, ok use swordfish1987 as the pass."},
+                {"role": "assistant", "content": "Got it. And the gate?"},
+                {"role": "user", "content": "It's Marigold!Sky9. The garage PIN is one-two-three-nine, "
+                 "and the plumber comes at 10:30 on Friday."}]
+    conv = tmp_path / "c.json"
+    conv.write_text(json.dumps(messages))
+    done = run_cli("-w", str(ws), "capture", str(conv), "--session", "s1")
+    assert done.returncode == 0, done.stderr
+    assert run_cli("-w", str(ws), "index").returncode == 0
+    for path in ws.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in ("swordfish1987", "Marigold!Sky9", "one-two-three-nine"):
+                assert secret.encode() not in data, (path, secret)
+    log = (ws / "session/dialog/s1.jsonl").read_text()
+    assert log.count(MARK) == 3 and "as the pass" in log and "10:30 on Friday" in log
+    found = run_cli("-w", str(ws), "search", "shed pass", "--json")
+    assert found.returncode == 0 and MARK in found.stdout and "swordfish1987" not in found.stdout
