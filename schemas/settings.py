@@ -123,7 +123,7 @@ class Settings(BaseModel):
     line_max_bytes: int = 4 * 1024 * 1024
     digest_node_bytes: int = 8000  # a node past this size is split by subject, not grown
     # Capture replaces passwords, PINs, API keys, tokens and private keys in messages with
-    # `[secret masked]` before writing anything (tasks.capture.secrets); extra regular
+    # `[secret masked]` before writing anything (tasks.ground.secrets); extra regular
     # expressions widen it (a match's first group, or all of it, is masked); false: off.
     mask_secrets: bool = True
     secret_patterns: list[str] = Field(default_factory=list)

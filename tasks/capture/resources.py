@@ -30,6 +30,7 @@ from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
 from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
 from memflow.tasks.ground.notes import render_note
+from memflow.tasks.ground.secrets import mask_lines, mask_secrets
 from memflow.tasks.ground.workspace import (
     Layout,
     date_of,
@@ -125,7 +126,9 @@ def card_of(lay: Layout, folder: str, rel: str) -> str | None:
 def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, reader: Reader,
                         current: str | None) -> str:
     converted, truncated = read_for_card(lay, settings, rel)
-    description, card = reader(rel, converted.text, truncated)
+    # the file is the user's and stays; its card (and a model reading it) sees no secret
+    text, _ = mask_lines(converted.text, settings.mask_secrets, settings.secret_patterns)
+    description, card = reader(rel, text, truncated)
     card = _relink(card, rel, converted)
     name = rel.rsplit("/", 1)[-1]
     folder = f"{lay.daily}/{day.isoformat()}"
@@ -142,10 +145,16 @@ def write_resource_note(lay: Layout, settings: Settings, rel: str, day: date, re
         if converted.document.partial:
             meta["read_in_part"] = converted.document.partial
     if own:  # the file's own frontmatter, as fields of the card (never as text)
-        meta["resource_meta"] = {str(k): v if isinstance(v, (str, int, float, bool)) else str(v)
+        meta["resource_meta"] = {str(k): _masked(settings, v) if isinstance(v, str) else
+                                 v if isinstance(v, (int, float, bool)) else _masked(settings, str(v))
                                  for k, v in list(own.items())[:20]}
+    meta["description"] = _masked(settings, description)
     atomic_write_text(lay.root / target, render_note(meta, f"\n# {name}\n\n{card}\n"))
     return target
+
+
+def _masked(settings: Settings, text: str) -> str:
+    return mask_secrets(text, settings.mask_secrets, settings.secret_patterns)[0]
 
 
 def read_for_card(lay: Layout, settings: Settings, rel: str) -> tuple[Converted, bool]:

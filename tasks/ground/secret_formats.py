@@ -5,7 +5,7 @@ detect-secrets is maintained against real services' formats (AWS, GitHub, GitLab
 Stripe, OpenAI, JWTs, private key headers...). Its regex plugins are used for their patterns
 only: its generic plugins are left out here (hex and base64 entropy flag commit hashes and
 UUIDs; the keyword plugin is for `password = "..."` in code; public IPs are no secret), and
-`tasks.capture.secrets` has its own entropy and prose rules.
+`tasks.ground.secrets` has its own entropy and prose rules.
 """
 
 from __future__ import annotations

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.convert import NotText, read_resource
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
+from memflow.tasks.ground.secrets import mask_lines
 from memflow.tasks.ground.speakers import joined_words, line_terms, line_words, text_line_words
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.transcript import transcript_units
@@ -51,6 +52,9 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
     chunks, tags = [], note.tags
     for n, piece in enumerate(chunking.chunk_markdown(note, settings.chunk_bytes)):
         name, desc = (note.name, note.description) if n == 0 else ("", "")
+        if layer == "resource":  # the user's file stays as it is; what is indexed of it is masked
+            piece = replace(piece, text=_masked(settings, piece.text), heading_path=_masked(settings, piece.heading_path))
+            name, desc = _masked(settings, name), _masked(settings, desc)
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
         fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
@@ -93,6 +97,8 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
                   chunking.chunk_resource(rel, converted_source(data, converted), converted, settings.chunk_bytes)]
     chunks = []
     for n, (start, end, heading, body) in enumerate(pieces):
+        # the user's file stays as it is; what is indexed of it is masked
+        body, heading = _masked(settings, body), _masked(settings, heading)
         terms = tokenize(searchable_text(f"{name}\n{body}" if n == 0 else body), settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
@@ -101,6 +107,10 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
             "line_terms": joined_words(text_line_words(body, settings.keyword_tokenizer)),
         })
     return row, chunks, []
+
+
+def _masked(settings: Settings, text: str) -> str:
+    return mask_lines(text, settings.mask_secrets, settings.secret_patterns)[0] if text else text
 
 
 def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tuple[dict, list[dict], list[dict]]:
