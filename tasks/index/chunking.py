@@ -226,7 +226,10 @@ def _text_end(data: bytes, start: int, end: int) -> int:
     if end >= len(data):
         return end
     floor = start + (end - start) // 2
-    for pattern in (rb"\n", rb"[.!?;:]\s", "。|！|？|；".encode(), rb"\s"):
+    newline = data.rfind(b"\n", floor, end)  # one search back, not every line of the window
+    if newline >= 0:
+        return newline + 1
+    for pattern in (rb"[.!?;:]\s", "。|！|？|；".encode(), rb"\s"):
         found = [m.end() for m in re.finditer(pattern, data[floor:end])]
         if found:
             return floor + found[-1]
@@ -240,18 +243,26 @@ def _char_start(data: bytes, pos: int) -> int:
 
 
 def _safe_cut(data: bytes, links: list[tuple[int, int]], pos: int, floor: int) -> int:
-    """Move a cut back so it falls between characters and outside links."""
+    """Move a cut back so it falls between characters and outside links (`links` in order and
+    apart: the one around a cut is found by bisection, not by walking them all per window)."""
     if pos >= len(data):
         return len(data)
     pos = _char_start(data, pos)
-    for lo, hi in links:
-        if lo < pos < hi and lo > floor:
-            pos = lo
+    around = _link_around(links, pos)
+    if around and around[0] > floor:
+        pos = around[0]
     if pos <= floor:  # a link or character longer than the window: cut after it instead
-        pos = next((hi for lo, hi in links if lo < floor + 1 < hi), floor + 1)
+        around = _link_around(links, floor + 1)
+        pos = around[1] if around else floor + 1
         while pos < len(data) and (data[pos] & 0xC0) == 0x80:
             pos += 1
     return pos
+
+
+def _link_around(links: list[tuple[int, int]], pos: int) -> tuple[int, int] | None:
+    """The link with `pos` strictly inside it, if any."""
+    index = bisect.bisect_left(links, (pos, -1)) - 1
+    return links[index] if index >= 0 and links[index][0] < pos < links[index][1] else None
 
 
 def chunk_resource(rel: str, text: str, converted, budget: int) -> list[tuple[int, int, str]]:
@@ -265,12 +276,12 @@ def chunk_resource(rel: str, text: str, converted, budget: int) -> list[tuple[in
         last = text.count("\n") + 1
         return [(1, last, window) for _, _, window in chunk_bytes(converted.text, budget)]
     data = text.encode("utf-8")
-    breaks = [m.start() for m in re.finditer(b"\n", data)]
-    out = []
+    out, counted, lines_before = [], 0, 0  # windows move forward: count each newline once
     for start, end, window in chunk_bytes(text, budget):
-        first = bisect.bisect_left(breaks, start) + 1
-        last = bisect.bisect_left(breaks, max(end - 1, start)) + 1
-        out.append((first, last, window))
+        lines_before += data.count(b"\n", counted, start)
+        counted = start
+        first = lines_before + 1
+        out.append((first, first + data.count(b"\n", start, max(end - 1, start)), window))
     return out
 
 
