@@ -6,7 +6,8 @@ file loses only the note generated for it. The catalog advances only after a not
 a file that failed is tried again next time. The caller holds the workspace lock.
 
 Two kinds of "not read" in the catalog: `refused` (the content itself: binary, undecodable,
-past a limit) stays refused until the file changes; `failed` (the model or the network: errors,
+past a limit) stays refused until the file changes (the run's `refused`: said, not a failure:
+re-running cannot help); `failed` (the model or the network: errors,
 timeouts, refused connections, 429/5xx, invalid output) keeps `attempts` and `failed_at`, and
 the first run `model_retry_seconds` later (doubled per attempt, capped at a day) tries again; a
 run before then counts the file as waiting.
@@ -29,6 +30,7 @@ from memflow.tasks.ground.convert import DOCUMENT_SUFFIXES, READABLE_SUFFIXES, C
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
 from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
+from memflow.tasks.ground.lock import run_fell_short
 from memflow.tasks.ground.notes import render_note
 from memflow.tasks.ground.workspace import (
     Layout,
@@ -230,7 +232,7 @@ def _refused(lay: Layout, settings: Settings, catalog: dict, rel: str, sha: str,
         result.failed[rel] = reason
         return  # the disk, not the file: tried again on the next run
     else:
-        result.failed[rel] = reason
+        result.refused[rel] = reason
         catalog[rel] = {"sha256": sha, "note": (known or {}).get("note"), "refused": reason, "reading": reading}
         event = f"refused {rel}: {reason}"
     atomic_write_json(lay.state_dir / CATALOG, catalog)
@@ -304,6 +306,10 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
                  f"created {len(result.created)}, updated {len(result.updated)}, "
                  f"removed {len(result.removed)}" + (f", {len(result.waiting)} waiting to retry"
                                                      if result.waiting else ""))
+    if result.failed:  # the job's record says so (`status`), not "ok"
+        tried = len(result.failed) + len(result.created) + len(result.updated) + len(result.refused)
+        first, why = next(iter(sorted(result.failed.items())))
+        run_fell_short(f"{len(result.failed)} of {tried} resource(s) failed ({first}: {why})")
     return result
 
 
