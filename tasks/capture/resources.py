@@ -324,17 +324,19 @@ def catalog_counts(lay: Layout, base: float) -> dict:
                          if (e.get("skipped") or e.get("refused")) and not e.get("failed")}}
 
 
-def adopt_resource_notes(settings: Settings, notes: dict[str, str]) -> int:
+def adopt_resource_notes(settings: Settings, notes: dict[str, str], current: bool = True) -> int:
     """Record resources another system already turned into notes ({resource path: its note}) as
-    converted, at their current content, so `auto_resource` does not convert them again. Only
-    pairs whose resource and note both exist are recorded; returns how many."""
+    converted, at their current content, so `auto_resource` does not convert them again (not
+    `current`: at no content, so it converts them again, into that note rather than beside
+    it). Only pairs whose resource and note both exist are recorded; returns how many."""
     lay = layout(settings)
     catalog_path = lay.state_dir / CATALOG
     catalog: dict[str, dict] = read_json(catalog_path, {})
     adopted = 0
     for rel, note in notes.items():
         if (lay.root / rel).is_file() and (lay.root / note).is_file():
-            catalog[rel] = {"sha256": hashlib.sha256((lay.root / rel).read_bytes()).hexdigest(), "note": note}
+            sha = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest() if current else ""
+            catalog[rel] = {"sha256": sha, "note": note}
             adopted += 1
     if adopted:
         atomic_write_json(catalog_path, catalog)
