@@ -76,3 +76,44 @@ def test_an_anchor_on_a_similar_line_is_stale_when_another_line_says_it(settings
         api.check(settings.workspace, repair=True)
         assert f"[[{note}#L9]]" in node.read_text()
         assert not [f for f in api.check(settings.workspace).findings if f.area == "anchors"]
+
+
+def test_a_dream_killed_before_its_manifest_is_listed_and_explained(settings, lay, monkeypatch):
+    """Issue 57: a dream killed after saving a pre-image but before its first manifest left a
+    run folder that `dream runs` did not list and nothing explained. It is listed (killed
+    before its manifest), `check` says it changed nothing, `--repair` (or the next dream)
+    removes it, and the workspace is untouched."""
+    from memflow.tasks.dream import dream_runs
+
+    auto_memory(settings, say("Our platform team has 5 engineers in Berlin."), "a")
+    ws = str(lay.root)
+    note = next(p for p in (lay.root / "daily").rglob("*.md") if p.parent.name == "2026-04-01")
+    rel = note.relative_to(lay.root).as_posix()
+    before = note.read_bytes()
+
+    class Killed(BaseException):
+        pass
+
+    def killed(self):
+        raise Killed
+
+    record = dream_runs.RunRecord(lay)
+    monkeypatch.setattr(dream_runs.RunRecord, "save", killed)
+    try:
+        record.before_write(rel, "# rewritten\n")
+    except Killed:
+        pass
+    monkeypatch.undo()
+    assert (record.dir / "pre" / rel).exists() and not (record.dir / "manifest.json").exists()
+
+    [run] = [r for r in api.dream_runs(ws) if r["run_id"] == record.run_id]
+    assert run["status"] == "killed before its manifest" and run["files"] == [rel]
+    listed = run_cli("-w", ws, "dream", "runs")
+    assert record.run_id in listed.stdout and "killed before its manifest" in listed.stdout
+    res = run_cli("-w", ws, "check")
+    assert res.returncode == 1
+    line = next(x for x in res.stdout.splitlines() if record.run_id in x)
+    assert "killed before it wrote its manifest" in line and "changed nothing" in line, line
+    assert run_cli("-w", ws, "check", "--repair").returncode == 0
+    assert not record.dir.exists() and note.read_bytes() == before
+    assert not [r for r in api.dream_runs(ws) if r["run_id"] == record.run_id]

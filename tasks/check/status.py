@@ -9,7 +9,7 @@ import time
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture import catalog_counts
-from memflow.tasks.dream import list_runs, pending_notes
+from memflow.tasks.dream import NO_MANIFEST, list_runs, pending_notes
 from memflow.tasks.ground.lock import JOBS_FILE, process_alive, read_holder
 from memflow.tasks.ground.workspace import file_stats, layout, today
 from memflow.tasks.index import index_problems, keyword_dir, other_snapshots, reindex_pending, watermark
@@ -89,7 +89,7 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
                             "writing command takes it over")
     pending, _gone = pending_notes(lay, today(settings))
     runs = list_runs(lay)
-    interrupted = [r["run_id"] for r in runs if r["status"] == "interrupted"]
+    interrupted = [r["run_id"] for r in runs if r["status"] in ("interrupted", NO_MANIFEST)]
     if interrupted:
         warnings.append(f"{len(interrupted)} dream run(s) were killed: the next dream rolls them back")
     dream = {"backlog": len(pending), "last_run": runs[-1] if runs else None, "interrupted": interrupted}
