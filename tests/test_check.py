@@ -117,3 +117,43 @@ def test_a_dream_killed_before_its_manifest_is_listed_and_explained(settings, la
     assert run_cli("-w", ws, "check", "--repair").returncode == 0
     assert not record.dir.exists() and note.read_bytes() == before
     assert not [r for r in api.dream_runs(ws) if r["run_id"] == record.run_id]
+
+
+def test_a_workspace_only_memflow_wrote_is_check_clean(tmp_path):
+    """Issue 57: a workspace written by memflow commands alone must pass `check` (exit 0). It
+    failed on a resource card citing a heading of its Markdown resource. Built with the CLI
+    only: capture of two sessions (sentences from the test data), resources (the project's own
+    README with its headings, tables and code, a Markdown reading list with frontmatter, a text
+    file), index, dream, a resource edited and read again, index again."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    ws = str(tmp_path / "ws")
+    assert run_cli("-w", ws, "init").returncode == 0
+    data = json.loads((here / "data/two_conversations.json").read_text(encoding="utf-8"))
+    for sample in data:
+        conversation = sample["conversation"]
+        for n in (1, 2):
+            turns = conversation.get(f"session_{n}") or []
+            messages = [{"id": t["dia_id"], "role": "user" if t["speaker"] == conversation["speaker_a"]
+                         else "assistant", "content": t["text"], "timestamp": f"2024-03-0{n + 2}T10:{i:02d}:00Z"}
+                        for i, t in enumerate(turns)]
+            if messages:
+                res = run_cli("-w", ws, "capture", "--session", f"{sample['sample_id']}-{n}", "-",
+                              input=json.dumps(messages))
+                assert res.returncode == 0, res.stderr
+    resource = Path(ws) / "resource"
+    (resource / "README.md").write_text((here.parent / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
+    reme = here / "data/reme/workspace/resource/2026-11-21"
+    for name in ("reading-list.md", "recipes.txt"):
+        (resource / name).write_bytes((reme / name).read_bytes())
+    for args in (["resources"], ["index"], ["dream"]):
+        res = run_cli("-w", ws, *args)
+        assert res.returncode == 0, (args, res.stderr)
+    with (resource / "reading-list.md").open("a", encoding="utf-8") as handle:
+        handle.write("\n## Later\n\nA book added after the first card.\n")
+    for args in (["resources"], ["index"]):
+        assert run_cli("-w", ws, *args).returncode == 0
+    res = run_cli("-w", ws, "check")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "0 finding(s)" in res.stdout

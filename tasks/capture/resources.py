@@ -27,6 +27,7 @@ from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import day_index_stale, note_where, refresh_day_index
 from memflow.tasks.ground.convert import DOCUMENT_SUFFIXES, READABLE_SUFFIXES, Converted, NotText, read_resource
+from memflow.tasks.ground.anchors import citable
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
 from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
@@ -61,11 +62,12 @@ def resource_date(lay: Layout, rel: str, fallback: date) -> date:
 
 
 def extractive_card(rel: str, text: str, truncated: bool) -> tuple[str, str]:
-    """Offline reading: the first informative lines, each linked to its line in the file."""
+    """Offline reading: the first informative lines, each linked to its line in the file (only
+    lines `memflow check` accepts as cited: text or a heading, not a comment or `---`)."""
     picked = []
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip().lstrip("#").strip()
-        if len(stripped) < 3 or re.fullmatch(r"[-=*_#|:` ]+", stripped):
+        if len(stripped) < 3 or re.fullmatch(r"[-=*_#|:` ]+", stripped) or not citable(line):
             continue
         picked.append(f"- {stripped[:200]} [[{rel}#L{number}]]")
         if len(picked) >= CARD_LINES:
