@@ -135,15 +135,16 @@ def test_a_workspace_only_memflow_wrote_is_check_clean(tmp_path):
         conversation = sample["conversation"]
         for n in (1, 2):
             turns = conversation.get(f"session_{n}") or []
-            messages = [{"id": t["dia_id"], "role": "user" if t["speaker"] == conversation["speaker_a"]
-                         else "assistant", "content": t["text"], "timestamp": f"2024-03-0{n + 2}T10:{i:02d}:00Z"}
+            messages = [{"id": t["dia_id"],
+                         "role": "user" if t["speaker"] == conversation["speaker_a"] else "assistant",
+                         "content": t["text"], "timestamp": f"2024-03-0{n + 2}T10:{i:02d}:00Z"}
                         for i, t in enumerate(turns)]
             if messages:
                 res = run_cli("-w", ws, "capture", "--session", f"{sample['sample_id']}-{n}", "-",
                               input=json.dumps(messages))
                 assert res.returncode == 0, res.stderr
     resource = Path(ws) / "resource"
-    (resource / "README.md").write_text((here.parent / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
+    (resource / "README.md").write_bytes((here.parent / "README.md").read_bytes())
     reme = here / "data/reme/workspace/resource/2026-11-21"
     for name in ("reading-list.md", "recipes.txt"):
         (resource / name).write_bytes((reme / name).read_bytes())
