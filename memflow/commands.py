@@ -252,15 +252,17 @@ def cmd_resources(args: argparse.Namespace) -> int:
                 print(f"{label}: {rel}")
         for rel, why in result.skipped.items():
             print(f"skipped: {rel}: {why}")
+        for rel, why in result.refused.items():  # said once; re-running cannot help: not an error
+            print(f"refused: {rel}: {why}", file=sys.stderr)
         for rel, error in result.failed.items():
             print(f"failed: {rel}: {error}", file=sys.stderr)
         if result.waiting:
             print(f"{len(result.waiting)} waiting to retry after a model or network failure (next after "
                   f"{min(result.waiting.values())})", file=sys.stderr)
         print(f"resources: created={len(result.created)} updated={len(result.updated)} "
-              f"removed={len(result.removed)} skipped={len(result.skipped)} failed={len(result.failed)}"
-              f" waiting={len(result.waiting)}")
-    return 1 if result.failed else 0
+              f"removed={len(result.removed)} skipped={len(result.skipped)} refused={len(result.refused)}"
+              f" failed={len(result.failed)} waiting={len(result.waiting)}")
+    return 1 if result.failed else 0  # exit 1: something that should have worked did not (docs/health.md)
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:

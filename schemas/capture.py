@@ -78,6 +78,11 @@ class ResourceResult(BaseModel):
     updated: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     skipped: dict[str, str] = Field(default_factory=dict)  # path -> why its type is not read
+    # path -> why its content was not read (binary, undecodable, past a limit, encrypted): said
+    # once, and no run reads it until the file changes, so nothing for the user to retry
+    refused: dict[str, str] = Field(default_factory=dict)
+    # path -> what went wrong where it should have worked (the model, the network, the disk, a
+    # file that cannot be opened): the run failed (exit 1, status says so) and retries it
     failed: dict[str, str] = Field(default_factory=dict)
     # resource -> when it is tried again (an earlier model/network failure; not yet due)
     waiting: dict[str, str] = Field(default_factory=dict)

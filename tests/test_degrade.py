@@ -136,3 +136,25 @@ def test_a_dimension_change_is_found_before_index_writes_anything(indexed, lay, 
     assert summary.vectors == summary.total_chunks
     healed = search(indexed, QUERY, limit=5)
     assert healed.vector_hits > 0 and healed.warnings == []
+
+
+def test_status_deep_says_an_embedding_model_of_another_dimension_is_not_ok(model_settings, lay, fake_model):
+    """Issue 57: the index was built with 64-dim vectors and the settings now ask for 128: the
+    model answers, but search cannot use what it returns. `status --deep` said "ok"; now it
+    says failed, both dimensions and `memflow reindex`, and warns; after the reindex it is ok."""
+    from memflow.tasks.check import workspace_status
+
+    built = model_settings.model_copy(update={"embedding_model": "openai/text-embedding-3-small",
+                                              "embedding_dimensions": 64})
+    build_corpus(lay)
+    run_index(built)
+    assert workspace_status(built, deep=True)["models"]["embedding"]["health"].startswith("ok")
+    fake_model.embed_fn = lambda text: hashed_embedding(text, 128)
+    now = built.model_copy(update={"embedding_dimensions": 128})
+    report = workspace_status(now, deep=True)
+    health = report["models"]["embedding"]["health"]
+    assert health.startswith("failed") and "128-dim" in health and "64-dim" in health, health
+    assert "memflow reindex" in health
+    assert any("embedding model" in w and "memflow reindex" in w for w in report["warnings"])
+    run_reindex(now)
+    assert workspace_status(now, deep=True)["models"]["embedding"]["health"].startswith("ok")

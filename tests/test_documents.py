@@ -104,11 +104,11 @@ def test_encrypted_scanned_and_hostile_documents_are_named_and_the_job_goes_on(t
     out = cli(ws, "resources", "--json")
     result = json.loads(out.stdout)
     assert len(result["created"]) == 1
-    assert "password" in result["failed"]["resource/locked.pdf"]
-    assert "no text layer" in result["failed"]["resource/scan.pdf"]
-    assert "zip bomb" in result["failed"]["resource/bomb.docx"]
-    assert "not a Word .docx file" in result["failed"]["resource/fake.docx"]
-    assert "resource/broken.pdf" in result["failed"]
+    assert "password" in result["refused"]["resource/locked.pdf"]
+    assert "no text layer" in result["refused"]["resource/scan.pdf"]
+    assert "zip bomb" in result["refused"]["resource/bomb.docx"]
+    assert "not a Word .docx file" in result["refused"]["resource/fake.docx"]
+    assert "resource/broken.pdf" in result["refused"] and result["failed"] == {}
     assert "a .png file is not read" in result["skipped"]["resource/photo.png"]
     status = json.loads(cli(ws, "status", "--json").stdout)
     assert set(status["resources"]["not_read"]) == {f"resource/{n}" for n in (

@@ -63,3 +63,37 @@ def test_a_note_edited_after_the_clone_is_dreamt_again_and_its_vectors_not_trust
     assert report.dreamt_adopted == 4
     assert report.skipped.get("file changed since ReMe indexed it", 0) >= 2
     json.dumps(report.model_dump(mode="json"))  # the report stays a plain record
+
+
+def test_resources_of_a_cloned_reme_workspace_are_carded_once(tmp_path, fake_model):
+    """Issue 57: after a plain copy (every mtime new) the import counted ReMe's resource notes as
+    stale, and the next `memflow resources` wrote a second card beside ReMe's. Each resource
+    keeps one card; a resource changed after the import has its card rewritten, not doubled."""
+    from memflow import api
+    from memflow.tasks.ground.notes import parse_note
+
+    src = cloned(tmp_path)
+    report = api.import_reme(src, tmp_path / "mf", reme_model="fake-embed", embedding_model="openai/fake-embed",
+                             model_api_base=fake_model.api_base, model_api_key="x", model_timeout=5.0)
+    ws = tmp_path / "mf"
+
+    def cards() -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for path in sorted((ws / "memory").rglob("*.md")):
+            source = parse_note(path.name, path.read_text(encoding="utf-8")).metadata.get("source_resource")
+            if source:
+                found.setdefault(source, []).append(path.relative_to(ws).as_posix())
+        return found
+
+    before = cards()
+    assert before and all(len(notes) == 1 for notes in before.values()), before
+    assert report.resources_adopted == len(before) and report.resources_pending == {}
+    result = api.capture_resources(ws)
+    assert result.created == [] and result.failed == {}, result
+    assert cards() == before
+    first = sorted(before)[0][2:-2]
+    (ws / first).write_text((ws / first).read_text(encoding="utf-8") + "\nA line added after the import.\n",
+                            encoding="utf-8")
+    result = api.capture_resources(ws)
+    assert result.created == [] and result.updated == before[f"[[{first}]]"]
+    assert cards() == before

@@ -160,3 +160,42 @@ def test_a_lines_tail_link_is_what_a_pattern_search_finds_on_random_lines():
         line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         want, got = packing._TAIL_LINK_RE.search(line), packing._tail_link(line)
         assert (want and (want.span(), want.groups())) == (got and (got.span(), got.groups())), repr(line)
+
+
+def test_a_text_resource_of_many_short_lines_is_tokenized_in_one_pass_not_per_line(monkeypatch):
+    """Issue 57: a 6 MB text of 3 million short lines stalled the index (a Python call per
+    line to split a speaker off and find its words). Same terms as line by line, no call per
+    line: indexing costs the text's words, not its lines."""
+    import random
+
+    from memflow.schemas.settings import Settings
+    from memflow.tasks.ground import speakers
+    from memflow.tasks.index.rows import resource_rows
+
+    rng = random.Random(57)
+    text = "".join(rng.choice("bcdfghjkl") + "\n" for _ in range(20_000))
+    calls = []
+    real = speakers.split_line
+    monkeypatch.setattr(speakers, "split_line", lambda *a, **k: calls.append(1) or real(*a, **k))
+    _, chunks, _ = resource_rows(Settings(), "resource/values.txt", text.encode(), "p", "resource", None)
+    assert calls == []
+    assert sum(c["line_terms"].count("\n") + 1 for c in chunks) >= 20_000
+    for chunk in chunks:
+        assert chunk["line_terms"] == speakers.joined_words(speakers.text_line_words(chunk["text"]))
+        assert sorted(chunk["terms"]) == sorted(speakers.tokenize(chunk["text"]) + (
+            speakers.tokenize("values.txt") if chunk["name"] else []))
+
+
+def test_line_terms_in_one_pass_are_the_terms_line_by_line():
+    """`text_line_terms` (one scan) == `joined_words(text_line_words(...))` (a pass per line) on
+    generated text: words, stopwords, identifiers, links, speaker lines, Han, blank lines."""
+    import random
+
+    from memflow.tasks.ground.speakers import joined_words, text_line_terms, text_line_words
+
+    rng = random.Random(7)
+    parts = list("abXY_-\n\n \t.,:[]#*é9") + ["the", "Running", "VMs", "handleWebSocket", "[[a/b-c.md]]",
+                                             "[[x#L3]]", "- Ana: hi", "## Said by Bob", "中文", "snake_case"]
+    for _ in range(2000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 40)))
+        assert text_line_terms(text) == joined_words(text_line_words(text)), text

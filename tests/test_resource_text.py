@@ -41,7 +41,7 @@ def test_resource_cards_are_clean_and_binary_files_are_refused(settings, lay):
         "---\ntitle: Migration plan\ntags: [db, q3]\n---\n\n# Plan\n\nMove billing to Postgres 16 in Q3.\n")
     (lay.root / "resource/photo.txt").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0IHDR" + bytes(range(256)) * 4)
     result = auto_resource(settings)
-    assert "binary content" in result.failed["resource/photo.txt"]
+    assert "binary content" in result.refused["resource/photo.txt"] and result.failed == {}
     cards = {p.name: p.read_text() for p in (lay.root / "daily").rglob("resource-*.md")}
     assert len(cards) == 2 and not any("photo" in name for name in cards)
     html_card = next(t for n, t in cards.items() if "page" in n)
@@ -55,6 +55,32 @@ def test_resource_cards_are_clean_and_binary_files_are_refused(settings, lay):
     assert "tags" not in body and "Move billing to Postgres 16 in Q3." in body
     events = [json.loads(line) for line in (lay.state_dir / "inbox.jsonl").read_text().splitlines()]
     assert any(e["job"] == "auto_resource" and "refused" in e["summary"] for e in events)
-    assert auto_resource(settings).failed == {}  # refused once, not on every run until it changes
+    assert auto_resource(settings).refused == {}  # refused once, not on every run until it changes
     run_index(settings)
     assert search(settings, "UA-SECRET-4242").results == []
+
+
+def test_random_control_bytes_saved_as_text_are_refused_as_binary_not_carded(settings, lay):
+    """Issue 57: control bytes without a NUL are valid UTF-8, so a file of them became a card of
+    garbage. Generated (seeded) files of control bytes, alone or mixed with some printable
+    ones, with or without a UTF-8 byte-order mark: refused as binary, no card, no chunk; a
+    text with tabs and form feeds is still read."""
+    import random
+
+    from memflow.tasks.stores.lance import IndexStore
+
+    rng = random.Random(57)
+    controls = [b for b in range(1, 32) if b not in (9, 10, 12, 13)] + [127]
+    for n in range(6):
+        share = rng.uniform(0.5, 1.0)
+        data = bytes(rng.choice(controls) if rng.random() < share else rng.randrange(32, 127)
+                     for _ in range(rng.randint(200, 5000)))
+        (lay.root / f"resource/noise-{n}.txt").write_bytes((b"\xef\xbb\xbf" if n % 2 else b"") + data)
+    (lay.root / "resource/table.txt").write_text("name\tvalue\nport\t5432\n\fpage two\n")
+    result = auto_resource(settings)
+    assert sorted(result.refused) == [f"resource/noise-{n}.txt" for n in range(6)]
+    assert all("binary content" in why for why in result.refused.values())
+    assert len(result.created) == 1 and "table" in result.created[0] and result.failed == {}
+    run_index(settings)
+    paths = set(IndexStore(lay.index_dir / "lance").chunk_columns(["path"]).column("path").to_pylist())
+    assert paths.isdisjoint(result.refused) and "resource/table.txt" in paths

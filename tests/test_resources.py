@@ -75,9 +75,9 @@ def test_invalid_utf8_policy(settings, lay):
     put(lay, "resource/2026-02-03/bad.txt", b"\xef\xbb\xbfcaf\xe9 au lait\n")
     strict = settings.model_copy(update={"decode_errors": "strict"})
     result = auto_resource(strict)
-    assert "resource/2026-02-03/bad.txt" in result.failed and len(result.created) == 1
+    assert "resource/2026-02-03/bad.txt" in result.refused and len(result.created) == 1
     assert "café au lait" in (lay.root / result.created[0]).read_text()
-    assert auto_resource(strict).failed == {}  # refused once (inbox), not again until it changes
+    assert auto_resource(strict).refused == {}  # refused once (inbox), not again until it changes
     assert any("not valid utf-8-sig" in e["summary"] for e in read_events(lay))
     result = auto_resource(settings)  # another policy: tried again
     assert result.created and "caf\ufffd au lait" in (lay.root / result.created[0]).read_text()

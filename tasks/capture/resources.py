@@ -6,7 +6,8 @@ file loses only the note generated for it. The catalog advances only after a not
 a file that failed is tried again next time. The caller holds the workspace lock.
 
 Two kinds of "not read" in the catalog: `refused` (the content itself: binary, undecodable,
-past a limit) stays refused until the file changes; `failed` (the model or the network: errors,
+past a limit) stays refused until the file changes (the run's `refused`: said, not a failure:
+re-running cannot help); `failed` (the model or the network: errors,
 timeouts, refused connections, 429/5xx, invalid output) keeps `attempts` and `failed_at`, and
 the first run `model_retry_seconds` later (doubled per attempt, capped at a day) tries again; a
 run before then counts the file as waiting.
@@ -26,9 +27,11 @@ from memflow.schemas.capture import ResourceResult
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture.dayindex import day_index_stale, note_where, refresh_day_index
 from memflow.tasks.ground.convert import DOCUMENT_SUFFIXES, READABLE_SUFFIXES, Converted, NotText, read_resource
+from memflow.tasks.ground.anchors import citable
 from memflow.tasks.ground.events import append_event
 from memflow.tasks.ground.guard import FileRefused, guarded
 from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
+from memflow.tasks.ground.lock import run_fell_short
 from memflow.tasks.ground.notes import render_note
 from memflow.tasks.ground.secrets import mask_lines, mask_secrets
 from memflow.tasks.ground.workspace import (
@@ -60,11 +63,12 @@ def resource_date(lay: Layout, rel: str, fallback: date) -> date:
 
 
 def extractive_card(rel: str, text: str, truncated: bool) -> tuple[str, str]:
-    """Offline reading: the first informative lines, each linked to its line in the file."""
+    """Offline reading: the first informative lines, each linked to its line in the file (only
+    lines `memflow check` accepts as cited: text or a heading, not a comment or `---`)."""
     picked = []
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip().lstrip("#").strip()
-        if len(stripped) < 3 or re.fullmatch(r"[-=*_#|:` ]+", stripped):
+        if len(stripped) < 3 or re.fullmatch(r"[-=*_#|:` ]+", stripped) or not citable(line):
             continue
         picked.append(f"- {stripped[:200]} [[{rel}#L{number}]]")
         if len(picked) >= CARD_LINES:
@@ -239,7 +243,7 @@ def _refused(lay: Layout, settings: Settings, catalog: dict, rel: str, sha: str,
         result.failed[rel] = reason
         return  # the disk, not the file: tried again on the next run
     else:
-        result.failed[rel] = reason
+        result.refused[rel] = reason
         catalog[rel] = {"sha256": sha, "note": (known or {}).get("note"), "refused": reason, "reading": reading}
         event = f"refused {rel}: {reason}"
     atomic_write_json(lay.state_dir / CATALOG, catalog)
@@ -313,6 +317,10 @@ def auto_resource(settings: Settings, reader: Reader | None = None) -> ResourceR
                  f"created {len(result.created)}, updated {len(result.updated)}, "
                  f"removed {len(result.removed)}" + (f", {len(result.waiting)} waiting to retry"
                                                      if result.waiting else ""))
+    if result.failed:  # the job's record says so (`status`), not "ok"
+        tried = len(result.failed) + len(result.created) + len(result.updated) + len(result.refused)
+        first, why = next(iter(sorted(result.failed.items())))
+        run_fell_short(f"{len(result.failed)} of {tried} resource(s) failed ({first}: {why})")
     return result
 
 
@@ -327,17 +335,19 @@ def catalog_counts(lay: Layout, base: float) -> dict:
                          if (e.get("skipped") or e.get("refused")) and not e.get("failed")}}
 
 
-def adopt_resource_notes(settings: Settings, notes: dict[str, str]) -> int:
+def adopt_resource_notes(settings: Settings, notes: dict[str, str], current: bool = True) -> int:
     """Record resources another system already turned into notes ({resource path: its note}) as
-    converted, at their current content, so `auto_resource` does not convert them again. Only
-    pairs whose resource and note both exist are recorded; returns how many."""
+    converted, at their current content, so `auto_resource` does not convert them again (not
+    `current`: at no content, so it converts them again, into that note rather than beside
+    it). Only pairs whose resource and note both exist are recorded; returns how many."""
     lay = layout(settings)
     catalog_path = lay.state_dir / CATALOG
     catalog: dict[str, dict] = read_json(catalog_path, {})
     adopted = 0
     for rel, note in notes.items():
         if (lay.root / rel).is_file() and (lay.root / note).is_file():
-            catalog[rel] = {"sha256": hashlib.sha256((lay.root / rel).read_bytes()).hexdigest(), "note": note}
+            sha = hashlib.sha256((lay.root / rel).read_bytes()).hexdigest() if current else ""
+            catalog[rel] = {"sha256": sha, "note": note}
             adopted += 1
     if adopted:
         atomic_write_json(catalog_path, catalog)

@@ -10,7 +10,7 @@ from pathlib import Path
 from memflow.schemas.check import CheckReport, Finding
 from memflow.schemas.settings import Settings
 from memflow.tasks.backup import stale_staging
-from memflow.tasks.dream import catalog_path, list_runs, rebuild_catalog, recover_interrupted
+from memflow.tasks.dream import NO_MANIFEST, catalog_path, list_runs, rebuild_catalog, recover_interrupted
 from memflow.tasks.forget import PLAN_FILE, finish_pending, without_links
 from memflow.tasks.ground.anchors import StaleAnchor, read_raw, repair_anchors, stale_anchors
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
@@ -114,6 +114,11 @@ def _dream_and_state(lay: Layout, report: CheckReport) -> None:
         if run["status"] == "interrupted":
             report.findings.append(Finding(area="dream", path=run["run_id"], repair=REPAIR_RECOVER,
                                            detail="run was killed before it finished"))
+        elif run["status"] == NO_MANIFEST:
+            report.findings.append(Finding(
+                area="dream", path=run["run_id"], repair=REPAIR_RECOVER,
+                detail="run was killed before it wrote its manifest: it changed nothing (it had saved "
+                       f"{len(run['files'])} pre-image(s) only); its folder is removed"))
     catalog = read_json(catalog_path(lay), None)
     if catalog is None:
         report.findings.append(Finding(area="state", path=catalog_path(lay).relative_to(lay.root).as_posix(),

@@ -9,7 +9,7 @@ import time
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.capture import catalog_counts
-from memflow.tasks.dream import list_runs, pending_notes
+from memflow.tasks.dream import NO_MANIFEST, list_runs, pending_notes
 from memflow.tasks.ground.lock import JOBS_FILE, process_alive, read_holder
 from memflow.tasks.ground.workspace import file_stats, layout, today
 from memflow.tasks.index import index_problems, keyword_dir, other_snapshots, reindex_pending, watermark
@@ -18,7 +18,9 @@ from memflow.tasks.stores.files import read_json
 
 
 def model_health(settings: Settings, deep: bool) -> dict:
-    """Each configured model: its name and, with `deep`, one tiny call and how long it took."""
+    """Each configured model: its name and, with `deep`, one tiny call and how long it took; an
+    embedding model whose vectors are not of the dimension the index holds is not ok (search
+    cannot use them until a reindex embeds every chunk again)."""
     found = {}
     for role, model in (("chat", settings.chat_model), ("embedding", settings.embedding_model)):
         if not model:
@@ -37,11 +39,25 @@ def model_health(settings: Settings, deep: bool) -> dict:
             else:
                 from memflow.tasks.index import embed_queries
 
-                embed_queries(settings, [f"health check {time.time()}"])
+                [vector] = embed_queries(settings, [f"health check {time.time()}"])
+                held = _index_dims(settings)
+                if held and len(vector) != held:
+                    found[role] = {"model": model, "health": (
+                        f"failed: it returns {len(vector)}-dim vectors, the index holds {held}-dim ones "
+                        "(search answers from keywords only): run `memflow reindex` to embed every "
+                        "chunk again")}
+                    continue
             found[role] = {"model": model, "health": f"ok ({(time.perf_counter() - started) * 1000:.0f} ms)"}
         except Exception as exc:  # noqa: BLE001 - the health check reports, it does not fail
             found[role] = {"model": model, "health": f"failed: {str(exc).splitlines()[0][:200]}"}
     return found
+
+
+def _index_dims(settings: Settings) -> int | None:
+    """The dimension of the vectors the search index holds for the configured model, if any."""
+    meta = keyword.read_meta(keyword_dir(layout(settings), settings)) or {}
+    held = meta.get("vectors") or {}
+    return int(held["dims"]) if held.get("model") == settings.embedding_model and held.get("dims") else None
 
 
 def workspace_status(settings: Settings, deep: bool = False) -> dict:
@@ -73,7 +89,7 @@ def workspace_status(settings: Settings, deep: bool = False) -> dict:
                             "writing command takes it over")
     pending, _gone = pending_notes(lay, today(settings))
     runs = list_runs(lay)
-    interrupted = [r["run_id"] for r in runs if r["status"] == "interrupted"]
+    interrupted = [r["run_id"] for r in runs if r["status"] in ("interrupted", NO_MANIFEST)]
     if interrupted:
         warnings.append(f"{len(interrupted)} dream run(s) were killed: the next dream rolls them back")
     dream = {"backlog": len(pending), "last_run": runs[-1] if runs else None, "interrupted": interrupted}

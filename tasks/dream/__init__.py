@@ -11,7 +11,8 @@ of a run with no work, naming the files left out), the model deciders
 """
 
 from memflow.tasks.dream.digest import fact_line, facts_of, set_meta
-from memflow.tasks.dream.dream_runs import forget_catalog_entries, list_runs, recover_interrupted, rollback
+from memflow.tasks.dream.dream_runs import (NO_MANIFEST, forget_catalog_entries, list_runs,
+                                          recover_interrupted, rollback)
 from memflow.tasks.dream.migrate import migrate_nodes
 from memflow.tasks.dream.profile import build_profile
 from memflow.tasks.dream.model_dream import decide_with_model, extract_with_model
@@ -34,7 +35,7 @@ from memflow.tasks.dream.nightly import (
 
 __all__ = ["forget_catalog_entries", "run_dream", "extract_stage", "integrate_stage", "integrate_within",
            "topics_stage", "finish_stage", "nothing_to_do",
-           "extract_with_model", "decide_with_model", "list_runs", "rollback", "catalog_path",
+           "extract_with_model", "decide_with_model", "list_runs", "NO_MANIFEST", "rollback", "catalog_path",
            "proactive", "summary_markdown", "migrate_nodes", "DreamStalled", "facts_of", "fact_line",
            "set_meta", "recover_interrupted", "rebuild_catalog", "pending_notes",
            "adopt_consolidated", "build_profile"]

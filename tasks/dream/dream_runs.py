@@ -35,6 +35,9 @@ from memflow.tasks.stores.files import atomic_write_bytes, atomic_write_json, re
 log = logging.getLogger("memflow.dream")
 RUNS = "dream_runs"
 INTERRUPTED = "interrupted (recovered)"
+# a run killed after saving a pre-image but before its first manifest: it changed nothing (every
+# write comes after the manifest that journals it); the next dream or `check --repair` removes it
+NO_MANIFEST = "killed before its manifest"
 CATALOG_PRE = "catalog.pre.json"  # the dream catalog's pre-image (beside pre/, which mirrors the workspace)
 
 
@@ -147,6 +150,9 @@ def list_runs(lay: Layout) -> list[dict]:
         except (OSError, ValueError) as exc:
             log.warning("dream run %s is not listed: %s", folder.name, exc)
             continue
+        if manifest is None:
+            runs.append(_manifestless(folder))
+            continue
         if manifest and not (isinstance(manifest, dict) and {"run_id", "started", "status", "actions",
                                                              "files"} <= set(manifest)):
             log.warning("dream run %s is not listed: its manifest lacks run_id/started/status/"
@@ -163,6 +169,31 @@ def list_runs(lay: Layout) -> list[dict]:
                          "status": status, "actions": counts,
                          "files": sorted(manifest["files"])})
     return sorted(runs, key=lambda r: r["started"])
+
+
+def _manifestless(folder: Path) -> dict:
+    """The listing of a run folder with no manifest: started when its id says (else the folder's
+    mtime), the files it saved pre-images of."""
+    try:
+        started = datetime.strptime(folder.name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        started = datetime.fromtimestamp(folder.stat().st_mtime, timezone.utc)
+    pre = folder / "pre"
+    files = sorted(p.relative_to(pre).as_posix() for p in pre.rglob("*") if p.is_file()) if pre.is_dir() else []
+    return {"run_id": folder.name, "started": started.isoformat(timespec="microseconds"),
+            "status": NO_MANIFEST, "actions": {}, "files": files}
+
+
+def remove_manifestless(lay: Layout) -> list[str]:
+    """Remove run folders with no manifest (runs killed before their first write; call under
+    the workspace lock, so none is a run starting now); returns their ids."""
+    import shutil
+
+    gone = [run["run_id"] for run in list_runs(lay) if run["status"] == NO_MANIFEST]
+    for run_id in gone:
+        shutil.rmtree(lay.state_dir / RUNS / run_id)
+        append_event(lay, "dream", [], f"removed run folder {run_id}: killed before its manifest, it changed nothing")
+    return gone
 
 
 def _pre_sha(record: RunRecord, rel: str, info: dict) -> str | None:
@@ -248,6 +279,7 @@ def recover_interrupted(lay: Layout, catalog_path: Path) -> list[str]:
     Call under the workspace lock (so no run is really in progress)."""
     base = lay.state_dir / RUNS
     restored: list[str] = []
+    remove_manifestless(lay)
     for folder in sorted(base.iterdir()) if base.is_dir() else []:
         manifest = read_json(folder / "manifest.json", None)
         if manifest and manifest.get("status") == "running":

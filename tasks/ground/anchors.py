@@ -10,8 +10,9 @@ says it or the line that does now is found again. Two uses:
   text is now (a line diff, then the same text elsewhere) and rewrites the links to it;
 - `memflow check` knows only the files as they are: `stale_anchors` reports every anchor that
   no longer points at its text (a quote that is not on the anchored lines; a blank line, a
-  heading, the frontmatter or past the end for any anchor), and `repair_anchors` re-points a
-  quote to the line that now holds it, or removes the link when the text is gone.
+  heading the citing line does not name, the frontmatter or past the end for any anchor), and
+  `repair_anchors` re-points a quote to the line that now holds it, or removes the link when the
+  text is gone.
 """
 
 from __future__ import annotations
@@ -56,6 +57,24 @@ def quote_of(line: str) -> str | None:
 def holds_text(line: str) -> bool:
     """A line that can be cited: not blank, not a heading, `---`, comment or `Related:` line."""
     return bool(line.strip()) and not _FRAME_RE.match(line) and bool(line_text(line))
+
+
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
+
+
+def citable(line: str) -> bool:
+    """A line a resource card may cite: one that holds text, or a heading (cited by its title)."""
+    return holds_text(line) or bool(_HEADING_RE.match(line))
+
+
+def names_heading(citing: str, line: str) -> bool:
+    """Whether `line` is a heading whose title the citing line says (a resource card lists a
+    file's headings, each anchored to its line): a heading cited by name, not an anchor that
+    drifted onto one."""
+    heading = _HEADING_RE.match(line)
+    title = " ".join(heading.group(1).split()).casefold() if heading else ""
+    said = line_text(citing).casefold()
+    return bool(title) and len(said) >= 3 and (title in said or said in title)
 
 
 def support(quote: str, line: str) -> float:
@@ -241,7 +260,7 @@ def _points_at(lines: list[str], first: int, numbers: list[int]) -> str:
 
 
 def _verdict(lines: list[str], first: int, quote: str | None, numbers: list[int],
-             jsonl: bool) -> tuple[bool, list[int]]:
+             jsonl: bool, citing: str = "") -> tuple[bool, list[int]]:
     """(stale?, the lines to point at instead). A quote is stale when its lines hold no text,
     or do not hold the quote while another line does (it moved), or share no word with it (it
     is gone); lines that share some words and no line says it better are a paraphrase (a
@@ -250,7 +269,7 @@ def _verdict(lines: list[str], first: int, quote: str | None, numbers: list[int]
     if jsonl:
         return not any(line.strip() for line in inside), []
     if quote is None:
-        return not any(holds_text(line) for line in inside), []
+        return not any(holds_text(line) or names_heading(citing, line) for line in inside), []
     best = max((support(quote, line) for line in inside), default=0.0)
     if best >= HOLDS:  # the anchored lines say it
         return False, []
@@ -276,7 +295,7 @@ def stale_anchors(lay: Layout, rel: str, text: str, cache: dict[str, list[str] |
         jsonl = target.endswith(".jsonl")
         first = 1 if jsonl else split_frontmatter("\n".join(lines))[2]
         quote = None if jsonl else quote_of(lines_of[line_no - 1])
-        stale, fix = _verdict(lines, first, quote, numbers, jsonl)
+        stale, fix = _verdict(lines, first, quote, numbers, jsonl, lines_of[line_no - 1])
         if stale:
             found.append(StaleAnchor(rel, line_no, f"{target}#{anchor}", _points_at(lines, first, numbers),
                                      fix, quote is not None))

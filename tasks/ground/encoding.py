@@ -76,8 +76,16 @@ def decoded(data: bytes, policy: DecodePolicy = "replace", name: str = "",
             partial: bool = False) -> tuple[str, str]:
     """(text, encoding name) of a file's bytes. `partial`: the bytes are the start of a larger
     file, so a UTF-8 character cut at the end is dropped, not a sign of another encoding.
-    Raises NotText for bytes that are not text, DecodeError (policy `strict`) for bytes the
-    chosen encoding cannot read."""
+    Raises NotText for bytes that are not text (whatever they decode as: random control bytes
+    are valid UTF-8), DecodeError (policy `strict`) for bytes the chosen encoding cannot read."""
+    text, encoding = _decoded(data, policy, name, partial)
+    share = control_share(text)
+    if share > 0.3:
+        raise NotText(f"binary content ({share:.0%} control characters as {encoding}), not text")
+    return text, encoding
+
+
+def _decoded(data: bytes, policy: DecodePolicy, name: str, partial: bool) -> tuple[str, str]:
     for bom, codec in BOMS:
         if data.startswith(bom):
             return _decode(data, codec, policy, name), codec.removesuffix("-sig")
@@ -95,8 +103,4 @@ def decoded(data: bytes, policy: DecodePolicy = "replace", name: str = "",
     if encoding is None:
         raise NotText("binary content, or text in no encoding charset-normalizer knows; "
                       "not read (save it as UTF-8)")
-    text = _decode(data, encoding, policy, name)
-    if control_share(text) > 0.3:
-        raise NotText(f"binary content ({control_share(text):.0%} control characters as "
-                      f"{encoding}), not text")
-    return text, codecs.lookup(encoding).name
+    return _decode(data, encoding, policy, name), codecs.lookup(encoding).name

@@ -35,6 +35,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -270,13 +271,28 @@ def release(state_dir: Path, token: str) -> None:
 JOBS_FILE = "jobs.json"  # job -> its last run (what `memflow status` shows)
 
 
-def record_run(state_dir: Path, job: str, started: str, error: BaseException | None) -> None:
-    """Remember how the last run of `job` ended (every writing job holds the lock: one place)."""
+# what the job holding the lock in this context said it could not do (`run_fell_short`)
+_SHORTFALLS: ContextVar[list[str] | None] = ContextVar("memflow_run_shortfalls", default=None)
+
+
+def run_fell_short(message: str) -> None:
+    """The job holding the lock went on but did not do all it should (every resource it was to
+    read failed): its run is recorded as failed with `message`, not as ok. A no-op outside a
+    lock (the caller records nothing then)."""
+    shortfalls = _SHORTFALLS.get()
+    if shortfalls is not None:
+        shortfalls.append(message)
+
+
+def record_run(state_dir: Path, job: str, started: str, error: BaseException | None,
+               shortfalls: list[str] | None = None) -> None:
+    """Remember how the last run of `job` ended (every writing job holds the lock: one place):
+    failed on an error, or on what the run said it could not do (`run_fell_short`)."""
     path = state_dir / JOBS_FILE
     runs = read_json(path, {}) or {}
+    said = f"{type(error).__name__}: {error}" if error is not None else "; ".join(shortfalls or [])
     runs[job] = {"started": started, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                 "result": "ok" if error is None else "failed",
-                 "error": "" if error is None else f"{type(error).__name__}: {str(error)[:300]}"}
+                 "result": "failed" if said else "ok", "error": said[:300]}
     try:
         atomic_write_json(path, runs)
     except OSError:
@@ -292,12 +308,15 @@ def workspace_lock(state_dir: Path, job: str, wait: float = 0.0, record: bool = 
     token = acquire(state_dir, job, wait, limit=limit)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     error: BaseException | None = None
+    shortfalls: list[str] = []
+    reset = _SHORTFALLS.set(shortfalls)
     try:
         yield token
     except BaseException as exc:
         error = exc
         raise
     finally:
+        _SHORTFALLS.reset(reset)
         if record:
-            record_run(state_dir, job, started, error)
+            record_run(state_dir, job, started, error, shortfalls)
         release(state_dir, token)

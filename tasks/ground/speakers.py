@@ -18,7 +18,7 @@ from collections.abc import Container
 from typing import TYPE_CHECKING
 
 from memflow.tasks.ground.markdown import searchable_text
-from memflow.tasks.ground.tokenize import tokenize, tokenize_lines
+from memflow.tasks.ground.tokenize import joined_lines, tokenize, tokenize_lines
 from memflow.tasks.ground.transcript import unmarked
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ OTHERS_TITLE = "Said by"  # + who: a daily note's section of another speaker's w
 _NOTE_RE = re.compile(r"^(\s*[-*+]\s+(?:(?:until )?\d{4}-\d{2}-\d{2}: )?)"
                       r"([A-Z][a-z]+(?: [A-Z][a-z]+)?): ")
 _SAID_BY_RE = re.compile(rf"(#+ ){OTHERS_TITLE} (.+?)(?= > #|$)")
+_NOTE_LINE_RE = re.compile(_NOTE_RE.pattern, re.MULTILINE)  # any line of a text naming a speaker
 
 
 def split_line(line: str, transcript: bool = False) -> tuple[str, str]:
@@ -87,6 +88,19 @@ def text_line_words(text: str, kind: str = "bigram", transcript: bool = False) -
         if who:
             line.extend(speaker_tokens(who, kind))
     return words
+
+
+def text_line_terms(text: str, kind: str = "bigram") -> str:
+    """`joined_words(text_line_words(text, kind))` of a note's or a resource's text (not a
+    transcript): when no line names a speaker and no Han run needs its tokenizer, in one scan
+    over the whole text (`tokenize.joined_lines`), not a loop per line; its `.split()` is the
+    text's terms in order."""
+    plain = searchable_text(text)
+    if not _NOTE_LINE_RE.search(plain) and OTHERS_TITLE not in plain:
+        joined = joined_lines(plain)  # None when a Han run is there: its tokenizer is `kind`'s
+        if joined is not None:
+            return joined
+    return joined_words(text_line_words(text, kind))
 
 
 def joined_words(lines: list[list[str]]) -> str:

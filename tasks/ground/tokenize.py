@@ -155,3 +155,24 @@ def query_tokens(text: str, kind: str = "bigram") -> list[str]:
             continue
         joined.append(first + second)
     return tokens + (list(_stemmer().stemWords(joined)) if joined else [])
+
+
+# a line break, or a non-Han word: the text of `joined_lines` holds no Han run
+_LATIN_LINES_RE = re.compile(rf"\n|[^\W_{_HAN}]+(?:_+[^\W_{_HAN}]+)*", re.UNICODE)
+
+
+@lru_cache(maxsize=500_000)
+def _latin_joined(word: str) -> str:
+    return word if word == "\n" else " ".join(_latin_tokens(word))
+
+
+def joined_lines(text: str) -> str | None:
+    """Text without a Han character -> its lines' tokens as one string (tokens by spaces, lines
+    by newlines): what `" ".join` of `tokenize_lines(text.split("\n"))` per line gives, in one
+    regex scan and C-level joins, so a text of millions of one-word lines costs its words, not
+    a Python loop per line. None when the text holds Han (`tokenize_lines` then)."""
+    if _HAN_RE.search(text):
+        return None
+    # every piece non-empty, so spaces are single and only a newline's neighbours to take off
+    joined = " ".join(filter(None, map(_latin_joined, _LATIN_LINES_RE.findall(text))))
+    return joined.replace(" \n", "\n").replace("\n ", "\n")

@@ -43,7 +43,8 @@ def import_workspace(src: Path, reme: RemeLayout, settings: Settings, copy: bool
     problems = report.unreadable
     graph_mtimes, report.graph_links = reme_store.graph(meta, problems)
     fresh = fresh_files(src, meta, graph_mtimes)
-    resources, report.resources_pending = converted_resources(src, meta, reme, problems)
+    resources, report.resources_pending, stale = converted_resources(
+        src, meta, reme, problems, mtimes_lost(src, graph_mtimes, fresh))
     dreamt, report.dream_pending = dreamt_notes(src, meta, reme, problems, graph_mtimes, fresh)
     if dry_run:
         report.files = count_files(src, reme)
@@ -56,6 +57,7 @@ def import_workspace(src: Path, reme: RemeLayout, settings: Settings, copy: bool
     run_index(settings, embed=False)
     reuse_vectors(report, settings, meta, graph_mtimes, fresh, reme_model)
     report.resources_adopted = adopt_resource_notes(settings, resources)
+    adopt_resource_notes(settings, stale, current=False)  # converted again into ReMe's note, not beside it
     report.dreamt_adopted = adopt_consolidated(settings, dreamt)
     kinds = link_kinds(settings)
     report.index_links, report.typed_links = sum(kinds.values()), kinds.get("rel", 0)
@@ -141,11 +143,20 @@ def fresh_files(src: Path, meta: Path, graph_mtimes: dict[str, float]) -> set[st
     return by_time | {rel for rel, parts in spans.items() if same_content(src, rel, parts)}
 
 
-def converted_resources(src: Path, meta: Path, reme: RemeLayout,
-                        problems: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+def mtimes_lost(src: Path, graph_mtimes: dict[str, float], fresh: set[str]) -> bool:
+    """Whether the copy lost every mtime (`cp -r`, a git clone): no file ReMe indexed has the
+    mtime it recorded, yet some still hold what it indexed."""
+    return bool(fresh) and not any(unchanged(src, rel, mtime) for rel, mtime in graph_mtimes.items())
+
+
+def converted_resources(src: Path, meta: Path, reme: RemeLayout, problems: list[str], lost: bool = False
+                        ) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """({resource: its note} ReMe converted and left unchanged since, {resource: why it will be
-    converted again}). A resource counts as converted when a daily note's `source_resource`
-    names it."""
+    converted again}, {resource: ReMe's note} of those changed since, which their new card
+    replaces). A resource counts as converted when a daily note's `source_resource` names it;
+    unchanged when its mtime is the one ReMe recorded, or, when the copy lost every mtime
+    (`lost`; ReMe keeps no hash of a resource), when its note is there: a second card of it
+    would be a duplicate, and a later change is found by the catalog's hash."""
     notes = {}
     for path in sorted((src / reme.daily).rglob("*.md")) if (src / reme.daily).is_dir() else []:
         rel = path.relative_to(src).as_posix()
@@ -156,17 +167,18 @@ def converted_resources(src: Path, meta: Path, reme: RemeLayout,
             continue
         if isinstance(source, str) and source.startswith("[[") and source.endswith("]]"):
             notes[source[2:-2]] = rel
-    adopted, pending = {}, {}
+    adopted, pending, stale = {}, {}, {}
     for rel, mtime in reme_store.catalog(meta, "resource", problems).items():
         if not (src / rel).is_file():
             continue
         if rel not in notes:
             pending[rel] = "ReMe wrote no note for it"
-        elif not unchanged(src, rel, mtime):
+        elif not lost and not unchanged(src, rel, mtime):
             pending[rel] = "changed since ReMe converted it"
+            stale[rel] = notes[rel]
         else:
             adopted[rel] = notes[rel]
-    return adopted, pending
+    return adopted, pending, stale
 
 
 def dreamt_notes(src: Path, meta: Path, reme: RemeLayout, problems: list[str],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from memflow.schemas.notes import Block, Note
 from memflow.tasks.ground.markdown import blocks
@@ -82,9 +83,17 @@ class _Chunker:
     def __init__(self, lines: list[str], budget: int):
         self.lines, self.budget, self.out = lines, budget, []
         self.carry: int | None = None  # a heading line folded into the next piece's range
+        # bytes before each line: a range's size is one subtraction, not a walk over its lines
+        # (a growing chunk measured again per line it takes was quadratic in lines per chunk)
+        self.before = [0, *accumulate(len(line.encode("utf-8")) + 1 for line in lines)]
 
     def src(self, start: int, end: int) -> list[str]:
         return self.lines[start - 1:end]
+
+    def size(self, start: int, end: int) -> int:
+        """`_nbytes(self.src(start, end))`."""
+        last = len(self.lines)
+        return max(self.before[min(end, last)] - self.before[min(max(start - 1, 0), last)], 0)
 
     def emit(self, crumbs: list[str], start: int, end: int, body: list[str], part: str = "") -> None:
         head = [" > ".join(crumbs)] if crumbs else []
@@ -100,7 +109,7 @@ class _Chunker:
         if not sec.children and sec.heading is None:
             return
         start = sec.heading.start if sec.heading else _first_line(sec)
-        if _nbytes(self.src(start, sec.end)) <= self.room(crumbs):
+        if self.size(start, sec.end) <= self.room(crumbs):
             self.emit(crumbs, start, sec.end, self.src(start, sec.end))
             return
         inner = crumbs + [sec.title] if sec.heading else crumbs
@@ -117,7 +126,7 @@ class _Chunker:
         for child in sec.children:
             first = _first_line(child)
             last = child.end
-            size = _nbytes(self.src(pending[0][0] if pending else first, last))
+            size = self.size(pending[0][0] if pending else first, last)
             room = self.room(crumbs if (with_heading and pending) else inner)
             if size <= room:
                 pending.append((first, last))
@@ -127,7 +136,7 @@ class _Chunker:
             elif pending:  # heading alone: its title lives on in the breadcrumb of what follows
                 self.carry = pending[0][0]
                 pending, with_heading = [], False
-            if _nbytes(self.src(first, last)) <= self.room(inner):
+            if self.size(first, last) <= self.room(inner):
                 pending.append((first, last))
             elif isinstance(child, _Section):
                 self.section(child, inner)
@@ -156,7 +165,7 @@ class _Chunker:
             units = [(n, n) for n in range(first_unit, last_unit + 1)]
         groups = self.pack(units, room - _nbytes(head) - _nbytes(tail))
         for index, (first, last) in enumerate(groups, 1):
-            if first == last and _nbytes(self.src(first, last)) > room:
+            if first == last and self.size(first, last) > room:
                 self.split_line(first, crumbs, room)
                 continue
             start = blk.start if index == 1 else first
@@ -174,10 +183,10 @@ class _Chunker:
     def pack(self, units: list[tuple[int, int]], room: int) -> list[tuple[int, int]]:
         groups: list[tuple[int, int]] = []
         for first, last in units:
-            if _nbytes(self.src(first, last)) > room and last > first:
+            if self.size(first, last) > room and last > first:
                 groups.extend(self.pack([(n, n) for n in range(first, last + 1)], room))
                 continue
-            if groups and _nbytes(self.src(groups[-1][0], last)) <= room:
+            if groups and self.size(groups[-1][0], last) <= room:
                 groups[-1] = (groups[-1][0], last)
             else:
                 groups.append((first, last))
@@ -226,7 +235,10 @@ def _text_end(data: bytes, start: int, end: int) -> int:
     if end >= len(data):
         return end
     floor = start + (end - start) // 2
-    for pattern in (rb"\n", rb"[.!?;:]\s", "。|！|？|；".encode(), rb"\s"):
+    newline = data.rfind(b"\n", floor, end)  # one search back, not every line of the window
+    if newline >= 0:
+        return newline + 1
+    for pattern in (rb"[.!?;:]\s", "。|！|？|；".encode(), rb"\s"):
         found = [m.end() for m in re.finditer(pattern, data[floor:end])]
         if found:
             return floor + found[-1]
@@ -240,18 +252,26 @@ def _char_start(data: bytes, pos: int) -> int:
 
 
 def _safe_cut(data: bytes, links: list[tuple[int, int]], pos: int, floor: int) -> int:
-    """Move a cut back so it falls between characters and outside links."""
+    """Move a cut back so it falls between characters and outside links (`links` in order and
+    apart: the one around a cut is found by bisection, not by walking them all per window)."""
     if pos >= len(data):
         return len(data)
     pos = _char_start(data, pos)
-    for lo, hi in links:
-        if lo < pos < hi and lo > floor:
-            pos = lo
+    around = _link_around(links, pos)
+    if around and around[0] > floor:
+        pos = around[0]
     if pos <= floor:  # a link or character longer than the window: cut after it instead
-        pos = next((hi for lo, hi in links if lo < floor + 1 < hi), floor + 1)
+        around = _link_around(links, floor + 1)
+        pos = around[1] if around else floor + 1
         while pos < len(data) and (data[pos] & 0xC0) == 0x80:
             pos += 1
     return pos
+
+
+def _link_around(links: list[tuple[int, int]], pos: int) -> tuple[int, int] | None:
+    """The link with `pos` strictly inside it, if any."""
+    index = bisect.bisect_left(links, (pos, -1)) - 1
+    return links[index] if index >= 0 and links[index][0] < pos < links[index][1] else None
 
 
 def chunk_resource(rel: str, text: str, converted, budget: int) -> list[tuple[int, int, str]]:
@@ -265,12 +285,12 @@ def chunk_resource(rel: str, text: str, converted, budget: int) -> list[tuple[in
         last = text.count("\n") + 1
         return [(1, last, window) for _, _, window in chunk_bytes(converted.text, budget)]
     data = text.encode("utf-8")
-    breaks = [m.start() for m in re.finditer(b"\n", data)]
-    out = []
+    out, counted, lines_before = [], 0, 0  # windows move forward: count each newline once
     for start, end, window in chunk_bytes(text, budget):
-        first = bisect.bisect_left(breaks, start) + 1
-        last = bisect.bisect_left(breaks, max(end - 1, start)) + 1
-        out.append((first, last, window))
+        lines_before += data.count(b"\n", counted, start)
+        counted = start
+        first = lines_before + 1
+        out.append((first, first + data.count(b"\n", start, max(end - 1, start)), window))
     return out
 
 

@@ -16,7 +16,8 @@ from memflow.tasks.ground.convert import NotText, read_resource
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
 from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
 from memflow.tasks.ground.secrets import mask_lines
-from memflow.tasks.ground.speakers import joined_words, line_terms, line_words, text_line_words
+from memflow.tasks.ground.speakers import (MARK, joined_words, line_terms, line_words, text_line_terms,
+                                           text_line_words)
 from memflow.tasks.ground.tokenize import tokenize
 from memflow.tasks.ground.transcript import transcript_units
 from memflow.tasks.ground.workspace import Layout, date_of, kind_of, layer_of
@@ -58,14 +59,14 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
         fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
-        words = text_line_words(piece.text, settings.keyword_tokenizer)
+        joined = text_line_terms(piece.text, settings.keyword_tokenizer)
         terms = line_terms(searchable_text("\n".join(fields)), settings.keyword_tokenizer) if any(fields) else []
-        terms.extend(term for line in words for term in line)
+        terms.extend(joined.split())  # no term holds a space or a newline
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
             "kind": kind, "date": day, "start_line": piece.start, "end_line": piece.end,
             "heading_path": piece.heading_path, "text": piece.text, "name": name,
-            "description": desc, "tags": tags, "terms": terms, "line_terms": joined_words(words),
+            "description": desc, "tags": tags, "terms": terms, "line_terms": joined,
         })
     links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
               "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
@@ -99,18 +100,28 @@ def resource_rows(settings: Settings, rel: str, data: bytes, pipeline: str, kind
     for n, (start, end, heading, body) in enumerate(pieces):
         # the user's file stays as it is; what is indexed of it is masked
         body, heading = _masked(settings, body), _masked(settings, heading)
-        terms = tokenize(searchable_text(f"{name}\n{body}" if n == 0 else body), settings.keyword_tokenizer)
+        joined = text_line_terms(body, settings.keyword_tokenizer)
+        terms = _resource_terms(name if n == 0 else "", body, joined, settings.keyword_tokenizer)
         chunks.append({
             "id": chunk_id(rel, start, end, body), "path": rel, "layer": "resource", "kind": kind,
             "date": day, "start_line": start, "end_line": end, "heading_path": heading, "text": body,
             "name": name if n == 0 else "", "description": "", "tags": [], "terms": terms,
-            "line_terms": joined_words(text_line_words(body, settings.keyword_tokenizer)),
+            "line_terms": joined,
         })
     return row, chunks, []
 
 
 def _masked(settings: Settings, text: str) -> str:
     return mask_lines(text, settings.mask_secrets, settings.secret_patterns)[0] if text else text
+
+
+def _resource_terms(name: str, body: str, joined: str, kind: str) -> list[str]:
+    """A resource chunk's keyword terms: its words (and the file's name in its first chunk),
+    a speaker's name as a word. Its lines' terms (`joined`) are those words when they mark no
+    speaker, and reading them off costs one split, not a second pass over millions of lines."""
+    if MARK not in joined:
+        return (tokenize(name, kind) if name else []) + joined.split()
+    return tokenize(searchable_text(f"{name}\n{body}" if name else body), kind)
 
 
 def session_rows(settings: Settings, rel: str, data: bytes, pipeline: str) -> tuple[dict, list[dict], list[dict]]:
