@@ -349,9 +349,14 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     links_in_time(results, filters)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
     log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
-    mark = watermark(lay) if with_watermark else {"skipped": True}
+    mark = watermark(lay, hits=indexed_mtimes(index, [r.path for r in results])) if with_watermark else {"skipped": True}
     return SearchResponse(query=query, results=results, watermark=mark,
                           vector_hits=vector_hits, keyword_hits=keyword_hits, warnings=warnings)
+
+
+def indexed_mtimes(index: keyword.KeywordIndex, paths: list[str]) -> dict[str, int]:
+    """The hits' files as the snapshot indexed them (path -> mtime_ns), for the freshness check."""
+    return {p: row["mtime_ns"] for p, row in index.file_info(paths, ("mtime_ns",)).items()}
 
 
 def row_factors(index: keyword.KeywordIndex, priors: dict[str, float],
