@@ -9,6 +9,9 @@ plain and packed to 1,000 tokens, and the index freshness check alone, p50/p95 i
 run measures the same files without paying for them again; `--python` runs the measurement in
 another tree's interpreter (the same workspace, indexed by whichever tree indexed it first:
 reindex with `--reindex` when the trees' index formats differ). One JSON line per run.
+`--writes N` then times N write -> searchable (`api.write`, then the search that finds the new
+word; new files and overwrites alternately, no `memflow index` between): it changes the
+workspace, so give it a copy (`cp -a`).
 Queries: two or three words of the generator's vocabulary, seeded (a name or an identifier in
 a third of them), none asked twice in a row; each is asked `--rounds` times.
 """
@@ -114,12 +117,59 @@ def measure(root: Path, rounds: int, profile: bool) -> dict:
     return out
 
 
+def token(n: int) -> str:
+    """A one-token word new to the workspace for write `n` (letters only: digits would split it)."""
+    letters = ""
+    while True:
+        n, r = divmod(n, 26)
+        letters += chr(ord("a") + r)
+        if not n:
+            return f"zqx{letters}vwq"
+
+
+def writes(root: Path, count: int) -> dict:
+    """Write -> searchable: `api.write` then the search that finds the new word, alternating a
+    new file in the last day folder and an overwrite of an existing note (spread over the
+    years); p50 of the first and the last 50 of each kind, with no `memflow index` between."""
+    from memflow import api
+
+    notes = sorted(p.relative_to(root).as_posix() for p in (root / "daily").glob("*/*.md"))
+    last_day = sorted(d.name for d in (root / "daily").iterdir() if d.is_dir())[-1]
+    rng = random.Random(3)
+    series: dict[str, list[float]] = {"new": [], "overwrite": [], "new_cpu": [], "overwrite_cpu": []}
+    for n in range(count):
+        word = token(n)
+        if n % 2:
+            rel = rng.choice(notes)
+            content = (root / rel).read_text(encoding="utf-8") + f"\nA new line about {word}.\n"
+            kind = "overwrite"
+        else:
+            rel = f"daily/{last_day}/bench-write-{n}.md"
+            content = f"# Bench write {n}\n\nA new note about {word}.\n"
+            kind = "new"
+        c, t = time.process_time(), time.perf_counter()
+        api.write(rel, content, workspace=root)
+        found = api.search(word, root, limit=1).results
+        series[kind].append(time.perf_counter() - t)
+        series[f"{kind}_cpu"].append(time.process_time() - c)
+        assert found and found[0].path == rel, f"{rel} not found after write {n}: {[r.path for r in found]}"
+    out: dict = {"writes": count}
+    for kind, values in series.items():
+        head, tail = values[:50], values[-50:]
+        out[f"{kind}_first50_p50_ms"] = round(1000 * statistics.median(head), 1)
+        out[f"{kind}_last50_p50_ms"] = round(1000 * statistics.median(tail), 1)
+        out[f"{kind}_p50_ms"] = round(1000 * statistics.median(values), 1)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=24000)
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reindex", action="store_true")
+    parser.add_argument("--writes", type=int, default=0,
+                        help="then time this many write -> searchable (changes the workspace)")
     parser.add_argument("--profile", action="store_true", help="cProfile of the packed searches, on stderr")
     parser.add_argument("--python", help="measure in this interpreter (another tree's venv)")
     args = parser.parse_args()
@@ -130,6 +180,8 @@ def main() -> None:
         sys.exit(subprocess.call([args.python, __file__, *argv]))
     out = {"files": args.files, "root": str(args.root), **prepare(args.root, args.files, args.reindex)}
     out.update(measure(args.root, args.rounds, args.profile))
+    if args.writes:
+        out["write_searchable"] = writes(args.root, args.writes)
     print(json.dumps(out))
 
 
