@@ -113,10 +113,12 @@ def test_cli_search_sees_files_added_by_others_and_says_what_it_cannot_see(setti
     mark = api.search("first", ws).watermark
     assert mark["stale"] is True and mark["checked"] == "journal and folders"
     api.index(ws)
-    (ws / "daily/2026-06-01/a.md").write_text("# A\n\n- edited in place by another program\n", encoding="utf-8")
-    mark = api.search("first", ws).watermark
+    (ws / "daily/2026-06-01/b.md").write_text("# B\n\n- edited in place by another program\n", encoding="utf-8")
+    mark = api.search("first", ws).watermark  # b.md is no hit: its folder did not change
     assert mark["stale"] is False and "in place" in mark["unseen"]  # cannot know: says so
     assert api.status(ws)["index"]["stale"] is True  # status walks every file
+    (ws / "daily/2026-06-01/a.md").write_text("# A\n\n- the first words, edited in place\n", encoding="utf-8")
+    assert api.search("first", ws).watermark["stale"] is True  # a hit is checked itself
 
 
 def test_a_resident_watcher_leaves_this_process_writes_to_them(settings, lay, monkeypatch):

@@ -12,9 +12,9 @@ are then embedded and joined by the full build). Scores equal a full rebuild's e
 and takes the same delta path for a small change (planned against the snapshot's files rows,
 LanceDB neither opened nor imported, when it can be); it makes a full build (and compacts the
 tables every few runs) otherwise. It keeps scanning the workspace and compacting; the watermark keeps the time of
-that last scan and, beside it, the files indexed by name since (`indexed_paths`: path ->
+that last scan and, beside it (`indexed_paths.json`), the files indexed by name since (path ->
 mtime_ns), so a file indexed here is not reported as changed while files changed by others
-still are. The caller holds the workspace lock.
+still are (index.freshness). The caller holds the workspace lock.
 """
 
 from __future__ import annotations

@@ -547,10 +547,11 @@ def write_watermark(lay: Layout, summary: IndexSummary, writes_since_compaction:
     write_full_mark(lay, files, summary.total_chunks, writes_since_compaction)
 
 
-def watermark(lay: Layout, walk: bool = False) -> dict:
+def watermark(lay: Layout, walk: bool = False, hits: dict[str, int] | None = None) -> dict:
     """When the index last ran and how many indexed files changed since: from a running
-    watcher, else the change journal and folder mtimes (index.freshness), or with `walk` (or
-    a mark from before the journal) by stat'ing every indexed file."""
+    watcher, else the change journal, the watched folders' mtimes and the `hits` (path ->
+    mtime_ns the snapshot indexed; index.freshness), or with `walk` (or a mark from before the
+    journal) by stat'ing every indexed file."""
     from memflow.tasks.index import freshness
 
     mark = read_json(lay.index_dir / WATERMARK, None)
@@ -559,11 +560,11 @@ def watermark(lay: Layout, walk: bool = False) -> dict:
     watcher = None if walk else freshness.RESIDENT.get(lay.root)
     if watcher is not None and watcher.alive:
         return watcher.watermark(mark)
-    if not walk and "folders" in mark:
-        return freshness.cheap_watermark(lay, mark)
+    if not walk and ("watched" in mark or "folders" in mark):
+        return freshness.cheap_watermark(lay, mark, hits)
     since = mark["indexed_at_ns"]
     files = indexed_files(lay)
-    named = mark.get("indexed_paths") or {}  # indexed by name since (incremental.index_paths)
+    named = freshness.named_paths(lay, mark)  # indexed by name since (incremental.index_paths)
     changed = sum(1 for rel, (_size, mtime) in files.items() if mtime > since and named.get(rel) != mtime)
     changed += abs(len(files) - mark["files"]) if changed == 0 else 0
     return {"indexed_at": mark["indexed_at"], "changed_since": changed, "stale": changed > 0,

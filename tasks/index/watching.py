@@ -20,7 +20,7 @@ import time
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
-from memflow.tasks.index.freshness import RESIDENT, WATERMARK, indexable, indexed_folders, mtime_ns
+from memflow.tasks.index.freshness import RESIDENT, WATERMARK, indexable, indexed_folders, mtime_ns, named_paths
 from memflow.tasks.stores.files import read_json
 
 log = logging.getLogger("memflow.index")
@@ -64,7 +64,7 @@ class Watcher:
     def watermark(self, mark: dict) -> dict:
         """Stale while a file seen changing is not indexed as it is now (a write through this
         process indexed it already: its event does not make the answer stale)."""
-        pending = self._unindexed(mark.get("indexed_paths") or {}, self.pending())
+        pending = self._unindexed(named_paths(self.lay, mark), self.pending())
         out = {"indexed_at": mark["indexed_at"], "changed_since": len(pending), "stale": bool(pending),
                "files": mark["files"], "chunks": mark["chunks"], "checked": "watcher"}
         return {**out, "error": self.error} if self.error else out
@@ -104,7 +104,7 @@ class Watcher:
         from memflow.tasks.ground.lock import read_holder, workspace_lock
         from memflow.tasks.index.incremental import index_paths
 
-        named = (read_json(self.lay.index_dir / WATERMARK, None) or {}).get("indexed_paths") or {}
+        named = named_paths(self.lay, read_json(self.lay.index_dir / WATERMARK, None) or {})
         seen = self.pending()
         with self._mutex:  # written through this process and indexed as they are: no lock, no run
             self._dirty -= seen - self._unindexed(named, seen)

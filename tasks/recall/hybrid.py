@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
@@ -349,9 +350,14 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     links_in_time(results, filters)
     vector_hits, keyword_hits = len(rankings.get("vector", [])), len(rankings["keyword"])
     log.info("search %r: vector_hits=%d keyword_hits=%d", query[:80], vector_hits, keyword_hits)
-    mark = watermark(lay) if with_watermark else {"skipped": True}
+    mark = watermark(lay, hits=indexed_mtimes(index, [r.path for r in results])) if with_watermark else {"skipped": True}
     return SearchResponse(query=query, results=results, watermark=mark,
                           vector_hits=vector_hits, keyword_hits=keyword_hits, warnings=warnings)
+
+
+def indexed_mtimes(index: keyword.KeywordIndex, paths: list[str]) -> dict[str, int]:
+    """The hits' files as the snapshot indexed them (path -> mtime_ns), for the freshness check."""
+    return {p: row["mtime_ns"] for p, row in index.file_info(paths, ("mtime_ns",)).items()}
 
 
 def row_factors(index: keyword.KeywordIndex, priors: dict[str, float],
@@ -519,15 +525,43 @@ def elide_repeats(text: str, said: set[str]) -> tuple[str, set[str], int]:
     return "\n".join(out), fresh, dropped
 
 
+# "root\0path" -> (mtime_ns, size, text) of linked files read by earlier searches: a tuple of
+# atoms and a dict of them, which the garbage collector does not walk (see tasks/ground/memo.py)
+_READ: dict[str, tuple[int, int, str]] = {}
+_READ_LIMIT = 4096
+
+
+def _file_lines(lay: Layout, path: str) -> list[str]:
+    """A linked file's lines, read again only when its mtime or size changed since a search of
+    this process read it (one `stat`, instead of resolving the path and reading the file)."""
+    key = f"{lay.root}\0{path}"
+    try:
+        stat = (lay.root / path).stat()
+    except (OSError, ValueError):
+        stat = None
+    known = _READ.get(key)
+    if stat is not None and known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+        return known[2].splitlines()
+    try:
+        text = read_text(safe_path(lay.root, path))
+    except (OSError, PathError):
+        _READ.pop(key, None)
+        return []
+    # stat'ed before the read (a change in between is read again next time); a file changed in
+    # the last 2 s is not kept: an edit within the clock's tick that keeps the size would look unchanged
+    if stat is not None and time.time_ns() - stat.st_mtime_ns > 2_000_000_000:
+        if len(_READ) >= _READ_LIMIT:
+            _READ.clear()
+        _READ[key] = (stat.st_mtime_ns, stat.st_size, text)
+    return text.splitlines()
+
+
 def _anchored_lines(lay: Layout, path: str, anchor: str, cache: dict[str, list[str]]) -> str:
     ranges = parse_anchor(anchor) if anchor else []
     if not ranges:
         return ""
     if path not in cache:
-        try:
-            cache[path] = read_text(safe_path(lay.root, path)).splitlines()
-        except (OSError, PathError):
-            cache[path] = []
+        cache[path] = _file_lines(lay, path)
     lines = cache[path]
     picked = [line for a, b in ranges for line in lines[a - 1:b]]
     if path.endswith(".jsonl"):  # session logs: show who said what, not raw JSON
