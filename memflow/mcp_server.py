@@ -15,6 +15,7 @@ import gc
 import hmac
 import json
 import logging
+import sys
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -371,10 +372,32 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     gc.collect()
     gc.freeze()
     watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
+    from memflow.warm import WarmListener
+
+    warm = WarmListener(str(settings.workspace)).start()  # the CLI's calls come here (memflow/warm.py)
     try:
         if transport == "stdio":
             server.run()
-        else:
+        elif transport == "http":
             server.run("streamable-http", host=host, port=port)
+        else:
+            print(f"memflow serve: CLI socket {warm.path} (workspace {settings.workspace})",
+                  file=sys.stderr, flush=True)
+            _wait_for_signal()
     finally:
+        warm.stop()
         watcher.stop()
+
+
+def _wait_for_signal() -> None:
+    """`--transport socket`: serve the CLI only, until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(3600):
+            pass
+    except KeyboardInterrupt:
+        pass
