@@ -242,17 +242,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command in WARM_COMMANDS:  # a running `memflow serve` answers (memflow/warm.py)
         try:
-            code = ask_server(args.workspace, sys.argv[1:] if argv is None else argv)
+            code = ask_server(args)
         except (NoServer, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         if code is not None:
             return code
-    return run(args)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run a parsed command here (a cold CLI call, or the server answering a warm one)."""
     problem = check_workspace(args)
     if problem:
         print(problem, file=sys.stderr)
@@ -260,19 +255,8 @@ def run(args: argparse.Namespace) -> int:
     if args.wait is not None:
         os.environ["MEMFLOW_LOCK_WAIT"] = str(args.wait)  # read by every command's settings
     from memflow import commands
-    from memflow.errors import describe_error
 
-    try:
-        return getattr(commands, f"cmd_{args.command}")(args) or 0
-    except BrokenPipeError:  # the reader stopped reading (`| head`, `| grep -q`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
-        message, code = describe_error(exc)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return code
+    return commands.dispatch(args)
 
 
 if __name__ == "__main__":

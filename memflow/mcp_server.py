@@ -352,8 +352,9 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
 
 
 def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None) -> None:
-    """Run the server until stopped. HTTP beyond loopback requires a bearer token."""
+          port: int = 8765, token: str | None = None, cli=None) -> None:
+    """Run the server until stopped. HTTP beyond loopback requires a bearer token. With `cli`
+    (the CLI's command dispatch) it also answers the workspace's CLI calls (memflow/warm.py)."""
     settings = api.settings_for(workspace)
     if transport == "http" and host not in LOOPBACK and not token:
         raise ValueError(f"refusing to serve on {host} without a bearer token: pass --token "
@@ -374,7 +375,9 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
     from memflow.warm import WarmListener
 
-    warm = WarmListener(str(settings.workspace)).start()  # the CLI's calls come here (memflow/warm.py)
+    warm = WarmListener(str(settings.workspace), cli)
+    if cli is not None:
+        warm.start()  # the CLI's calls come here
     try:
         if transport == "stdio":
             server.run()

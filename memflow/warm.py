@@ -2,9 +2,10 @@
 read, status, profile, recent, context) are answered by it over a Unix domain socket instead of
 a cold process loading the index, the settings and (vectors on) the embedding model again.
 
-Protocol: one JSON line each way. The CLI sends its arguments, its `MEMFLOW_*` environment and
-the workspace; the server parses the arguments with the CLI's own parser, runs the CLI's own
-command body with this thread's stdout and stderr captured, and answers
+Protocol: one JSON line each way. The CLI sends its parsed arguments, its `MEMFLOW_*`
+environment and the workspace; the server runs the CLI's own command body on them
+(`commands.dispatch`, handed to it by `memflow serve`) with this thread's stdout and stderr
+captured, and answers
 `{"code", "stdout", "stderr", "pid"}`, or `{"cold": reason}` when it is not the right server for
 the call (another environment), and the CLI then runs cold. The output is the cold path's byte
 for byte, because it is the same code.
@@ -69,20 +70,20 @@ def memflow_env() -> dict[str, str]:
 
 # ---- client (every CLI call of a warm command) ----
 
-def ask_server(workspace: str | None, argv: list[str]) -> int | None:
-    """Run a CLI call on the workspace's server: its exit code after writing its output, or
-    None when no server answers for it (no socket, a stale one, another environment)."""
+def ask_server(args) -> int | None:
+    """Run a parsed CLI call on the workspace's server: its exit code after writing its output,
+    or None when no server answers for it (no socket, a stale one, another environment)."""
     mode = os.environ.get("MEMFLOW_WARM", "1")
     if mode == "0":
         return None
-    folder = workspace or os.environ.get("MEMFLOW_WORKSPACE") or "."
+    folder = args.workspace or "."
     try:
         path = socket_path(folder)
     except PermissionError:  # an unsafe runtime folder: no server can listen there either
         if mode == "require":
             raise
         return None
-    reply, why = _exchange(path, {"argv": argv, "env": memflow_env(),
+    reply, why = _exchange(path, {"args": vars(args), "env": memflow_env(),
                                                  "workspace": os.path.realpath(folder)})
     if reply is None or "cold" in reply:
         if mode == "require":
@@ -153,24 +154,24 @@ def _capture_streams() -> tuple[_ThreadStreams, _ThreadStreams]:
     return sys.stdout, sys.stderr
 
 
-def answer(request: dict, workspace: str, env: dict[str, str]) -> dict:
-    """Run one CLI call as the cold CLI would, output captured (this thread only)."""
+def answer(request: dict, workspace: str, env: dict[str, str], cli) -> dict:
+    """Run one parsed CLI call with `cli` (the CLI's dispatch) as the cold CLI would, its
+    output captured (this thread's only)."""
+    import argparse
     import io
-
-    from memflow import cli
 
     if request.get("workspace") != workspace:
         return {"cold": f"this server serves {workspace}"}
     if request.get("env") != env:
         return {"cold": "the server runs with other MEMFLOW_* settings"}
-    args = cli._parser().parse_args(request["argv"])
+    args = argparse.Namespace(**request["args"])
     if args.command not in WARM_COMMANDS:
         return {"cold": f"`{args.command}` is not answered by the server"}
     args.workspace, args.wait = workspace, None  # --wait would set the server's environment
     out, err = _capture_streams()
     out._local.buffer, err._local.buffer = io.StringIO(), io.StringIO()
     try:
-        code = cli.run(args)
+        code = cli(args)
         return {"code": code, "stdout": out._local.buffer.getvalue(),
                 "stderr": err._local.buffer.getvalue(), "pid": os.getpid()}
     finally:
@@ -181,8 +182,8 @@ class WarmListener:
     """The server's socket: a thread per connection, started and stopped with `memflow serve`.
     Owns the socket file, so it is a class."""
 
-    def __init__(self, workspace: str):
-        self.workspace = os.path.realpath(workspace)
+    def __init__(self, workspace: str, cli):
+        self.workspace, self.cli = os.path.realpath(workspace), cli
         self.path = socket_path(self.workspace)
         self.env = memflow_env()
         self.server = None
@@ -205,10 +206,7 @@ class WarmListener:
                 if not line:  # a liveness probe (a starting server's): no call
                     return
                 request = json.loads(line)
-                try:
-                    reply = answer(request, listener.workspace, listener.env)
-                except SystemExit as exc:  # argparse on arguments this server's CLI rejects
-                    reply = {"cold": f"the server's CLI rejected the arguments (exit {exc.code})"}
+                reply = answer(request, listener.workspace, listener.env, listener.cli)
                 self.wfile.write(json.dumps(reply).encode())
 
         _capture_streams()
