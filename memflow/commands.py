@@ -106,10 +106,10 @@ def use_prefect(args: argparse.Namespace) -> bool:
 def progress_bar(label: str, bars: list):
     """A progress factory for run_index: the job's Progress (memflow.progress), kept in `bars`
     for the caller to close."""
-    def factory(total: int):
+    def factory(total: int, unit: str = "file"):
         from memflow.progress import Progress
 
-        bars.append(Progress(label, total, "file"))
+        bars.append(Progress(label if unit == "file" else f"{label}: embedding", total, unit))
         return bars[-1].update
     return factory
 
