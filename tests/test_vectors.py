@@ -169,6 +169,7 @@ def test_a_query_searched_before_is_answered_without_the_model(model_settings, l
     by model settings and text: no embedding call, the same vector hits."""
     from memflow.tasks.index import vectors
 
+    vectors._QUERY_CACHE.clear()  # an earlier test in this process may have embedded the query
     build_corpus(lay)
     run_index(model_settings)
     first = search(model_settings, "ECONNREFUSED port", limit=3, explain=True)
