@@ -168,3 +168,15 @@ def test_the_cli_imports_little_before_asking_the_server():
              "'memflow.api', 'memflow.schemas.settings') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_a_cold_cli_search_imports_no_prefect_lancedb_or_litellm(workspace, runtime):
+    """Without a server the CLI runs the search itself, importing only what search needs."""
+    probe = ("import sys; from memflow import cli; sys.argv = ['memflow', '-w', sys.argv[1], "
+             "'search', 'bicycle chain']\ntry:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+             "print('LOADED', ','.join(m for m in ('prefect', 'lancedb', 'litellm', 'torch') "
+             "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe, str(workspace)], env=env_of(runtime),
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert "bike.md" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "LOADED"
