@@ -11,12 +11,6 @@ Public API (imported lazily so `memflow --help` stays fast):
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("memory-flows")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0"
 
 _API = {"init", "read", "write", "edit", "move", "delete", "frontmatter_get", "frontmatter_set",
         "settings_for", "index", "reindex", "search", "auto_memory_search", "capture",
@@ -32,6 +26,13 @@ def __dir__() -> list[str]:
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # importlib.metadata costs every CLI call ~35 ms: only when asked
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("memory-flows")
+        except PackageNotFoundError:  # running from a source tree
+            return "0.0.0"
     if name in _API or name in _ELSEWHERE:
         return getattr(import_module(_ELSEWHERE.get(name, "memflow.api")), name)
     raise AttributeError(f"module 'memflow' has no attribute {name!r}")

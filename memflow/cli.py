@@ -111,8 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="report what would be imported, write nothing")
     r.add_argument("--reme-model", default="", help="the embedding model ReMe used, when its "
                    "metadata cannot tell (its cache is named for a model and endpoint)")
-    s = sub.add_parser("serve", help="the memory tools over MCP (stdio, or streamable HTTP)")
-    s.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    s = sub.add_parser("serve", help="the memory tools over MCP (stdio, or streamable HTTP); "
+                       "CLI searches of the workspace are answered by it while it runs")
+    s.add_argument("--transport", choices=["stdio", "http", "socket"], default="stdio",
+                   help="socket: no MCP, only the local socket the CLI uses (docs/vectors.md)")
     s.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (beyond loopback needs --token)")
     s.add_argument("--port", type=int, default=8765)
     s.add_argument("--token", default=os.environ.get("MEMFLOW_MCP_TOKEN"),
@@ -237,6 +239,16 @@ def check_workspace(args: argparse.Namespace) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from memflow.warm import WARM_COMMANDS, NoServer, ask_server
+
+    if args.command in WARM_COMMANDS:  # a running `memflow serve` answers (memflow/warm.py)
+        try:
+            code = ask_server(args)
+        except (NoServer, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        if code is not None:
+            return code
     problem = check_workspace(args)
     if problem:
         print(problem, file=sys.stderr)
@@ -244,19 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.wait is not None:
         os.environ["MEMFLOW_LOCK_WAIT"] = str(args.wait)  # read by every command's settings
     from memflow import commands
-    from memflow.errors import describe_error
 
-    try:
-        return getattr(commands, f"cmd_{args.command}")(args) or 0
-    except BrokenPipeError:  # the reader stopped reading (`| head`, `| grep -q`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
-        message, code = describe_error(exc)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return code
+    return commands.dispatch(args)
 
 
 if __name__ == "__main__":

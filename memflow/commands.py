@@ -11,6 +11,24 @@ from memflow import api
 from memflow.errors import EXIT_BUSY, EXIT_ERROR, describe_error  # noqa: F401 - cli.main uses them
 
 
+def dispatch(args: argparse.Namespace) -> int:
+    """Run a parsed command (a cold CLI call, or `memflow serve` answering a warm one); an error
+    becomes one line and its exit code."""
+    try:
+        return globals()[f"cmd_{args.command}"](args) or 0
+    except BrokenPipeError:  # the reader stopped reading (`| head`, `| grep -q`): not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the CLI boundary turns errors into one line
+        message, code = describe_error(exc)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return code
+
+
 def dump_json(value: object) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
@@ -88,10 +106,10 @@ def use_prefect(args: argparse.Namespace) -> bool:
 def progress_bar(label: str, bars: list):
     """A progress factory for run_index: the job's Progress (memflow.progress), kept in `bars`
     for the caller to close."""
-    def factory(total: int):
+    def factory(total: int, unit: str = "file"):
         from memflow.progress import Progress
 
-        bars.append(Progress(label, total, "file"))
+        bars.append(Progress(label if unit == "file" else f"{label}: embedding", total, unit))
         return bars[-1].update
     return factory
 
@@ -561,7 +579,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.transport == "http":
         print(f"memory-flows MCP on http://{args.host}:{args.port}/mcp (workspace {workspace_of(args).resolve()})"
               + (", bearer token required" if args.token else ""), file=sys.stderr)
-    serve(workspace_of(args), args.transport, args.host, args.port, args.token)
+    serve(workspace_of(args), args.transport, args.host, args.port, args.token, cli=dispatch)
     return 0
 
 

@@ -15,6 +15,7 @@ import gc
 import hmac
 import json
 import logging
+import sys
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -353,8 +354,9 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
 
 
 def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None) -> None:
-    """Run the server until stopped. HTTP beyond loopback requires a bearer token."""
+          port: int = 8765, token: str | None = None, cli=None) -> None:
+    """Run the server until stopped. HTTP beyond loopback requires a bearer token. With `cli`
+    (the CLI's command dispatch) it also answers the workspace's CLI calls (memflow/warm.py)."""
     settings = api.settings_for(workspace)
     if transport == "http" and host not in LOOPBACK and not token:
         raise ValueError(f"refusing to serve on {host} without a bearer token: pass --token "
@@ -373,10 +375,34 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     gc.collect()
     gc.freeze()
     watcher = Watcher(settings).start()  # outside edits are indexed within ~1 s, and searches know
+    from memflow.warm import WarmListener
+
+    warm = WarmListener(str(settings.workspace), cli)
+    if cli is not None:
+        warm.start()  # the CLI's calls come here
     try:
         if transport == "stdio":
             server.run()
-        else:
+        elif transport == "http":
             server.run("streamable-http", host=host, port=port)
+        else:
+            print(f"memflow serve: CLI socket {warm.path} (workspace {settings.workspace})",
+                  file=sys.stderr, flush=True)
+            _wait_for_signal()
     finally:
+        warm.stop()
         watcher.stop()
+
+
+def _wait_for_signal() -> None:
+    """`--transport socket`: serve the CLI only, until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(3600):
+            pass
+    except KeyboardInterrupt:
+        pass

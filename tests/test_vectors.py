@@ -162,3 +162,53 @@ def test_chunks_without_vectors_are_said_at_search(model_settings, lay, caplog):
         response = search(model_settings, "ECONNREFUSED", limit=3)
     assert f"2 of {len(ids)} chunks have no vector of openai/test-embed" in caplog.text
     assert response.results[0].path == "daily/2026-02-03/server.md"
+
+
+def test_a_query_searched_before_is_answered_without_the_model(model_settings, lay, fake_model):
+    """A new process (the in-memory query cache empty) finds the query's vector on disk, keyed
+    by model settings and text: no embedding call, the same vector hits."""
+    from memflow.tasks.index import vectors
+
+    vectors._QUERY_CACHE.clear()  # an earlier test in this process may have embedded the query
+    build_corpus(lay)
+    run_index(model_settings)
+    first = search(model_settings, "ECONNREFUSED port", limit=3, explain=True)
+    stored = list((lay.index_dir / vectors.QUERY_VECTORS).glob("*.f32"))
+    assert stored
+    vectors._QUERY_CACHE.clear()  # as in a fresh CLI process
+    fake_model.requests.clear()
+    again = search(model_settings, "ECONNREFUSED port", limit=3, explain=True)
+    assert [r for r in fake_model.requests if r["path"].endswith("/embeddings")] == []
+    assert [(r.path, r.vector) for r in again.results] == [(r.path, r.vector) for r in first.results]
+
+
+def test_stored_query_vectors_stay_few(tmp_path, monkeypatch):
+    from memflow.tasks.index import vectors
+
+    monkeypatch.setattr(vectors, "QUERY_FILES", 8)
+    for n in range(12):
+        vectors.store_query_vectors(tmp_path, "m", {f"query {n}": [float(n), 1.0]})
+    kept = list(tmp_path.glob("*.f32"))
+    assert 6 <= len(kept) <= 8
+    assert vectors.stored_query_vectors(tmp_path, "m", ["query 11"]) == {"query 11": [11.0, 1.0]}
+    assert vectors.stored_query_vectors(tmp_path, "other", ["query 11"]) == {}
+
+
+def test_the_embedding_stage_reports_progress_longest_first(model_settings, lay, fake_model):
+    build_corpus(lay)
+    run_index(model_settings.model_copy(update={"embedding_model": ""}))
+    told: list[tuple[int, int]] = []
+
+    def factory(total: int, unit: str = "file"):
+        assert unit == "chunk"
+        return lambda n: told.append((total, n))
+
+    from memflow.tasks.index.indexing import open_store
+    from memflow.tasks.index.vectors import backfill_vectors
+
+    embedded = backfill_vectors(open_store(lay, model_settings), model_settings, False,
+                                lambda total: factory(total, "chunk"))
+    assert embedded > 0 and sum(n for _, n in told) == embedded and told[0][0] == embedded
+    inputs = [r["body"]["input"] for r in fake_model.requests if r["path"].endswith("/embeddings")]
+    batch = [t for texts in inputs for t in texts if texts != ["ping"]]
+    assert [len(t) for t in batch] == sorted((len(t) for t in batch), reverse=True)

@@ -4,12 +4,28 @@ sentence-transformers. `local/all-MiniLM-L6-v2` loads the model shipped in the
 
 from __future__ import annotations
 
+import logging
 import os
-from functools import lru_cache
+import sys
+import time
+
+log = logging.getLogger("memflow.vectors")
+_LOADED: dict[str, object] = {}  # name -> model: loaded once per process, on first use
 
 
-@lru_cache(maxsize=2)
+def is_loaded(name: str) -> bool:
+    return name in _LOADED
+
+
 def _model(name: str):
+    if name not in _LOADED:
+        started = time.monotonic()
+        _LOADED[name] = _load(name)
+        log.info("embedding model %s loaded in %.1f s", name, time.monotonic() - started)
+    return _LOADED[name]
+
+
+def _load(name: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -39,6 +55,9 @@ def matmul(matrix, columns):
     product right after a torch forward pass makes the two pools fight over the cores: hybrid
     search at 100k chunks took 1.7x as long with NumPy's product (benchmarks/hybrid.py)."""
     import numpy as np
+
+    if "torch" not in sys.modules:  # no model loaded here (a cached query vector): no torch import
+        return np.matmul(matrix, columns)
     import torch
 
     with torch.inference_mode():

@@ -388,7 +388,8 @@ def _full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, 
     if embed and settings.embedding_model:
         from memflow.tasks.index.vectors import backfill_vectors
 
-        vectors = backfill_vectors(store, settings, checked)
+        embedding = (lambda total: progress_factory(total, "chunk")) if progress_factory else None
+        vectors = backfill_vectors(store, settings, checked, embedding)
     rebuilt = (plan.changed or vectors > 0 or keyword_stale(lay, settings)
                or snapshot_vectors_stale(lay, settings) or has_delta(lay, settings))
     if rebuilt:

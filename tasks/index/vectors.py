@@ -11,6 +11,7 @@ import hashlib
 import logging
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
@@ -18,7 +19,8 @@ from memflow.tasks.stores.files import atomic_write_json, read_json
 from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 log = logging.getLogger("memflow.vectors")
-BATCH = 64
+BATCH = 64  # texts per request to an embedding endpoint
+SAVE_BATCH = 512  # texts per local `encode` call and table write (the model batches inside)
 MODELS_RECORD = "vector_models.json"  # model -> dimension, written by the first health check
 MAX_CHARS, MAX_CJK_CHARS = 2000, 500  # CJK text costs about one token per character
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -123,13 +125,19 @@ def check_dimension(settings: Settings) -> bool:
     return True
 
 
-def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = False) -> int:
+def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = False,
+                     progress: Callable[[int], Callable[[int], None]] | None = None) -> int:
     """Embed chunks that have no vector for the configured model: texts embedded before are
     served from the table or the embedding cache (`metadata/index/embeddings/`, kept across
     reindexes and seeded by imports), each new text once. Only the missing chunks are read into
     Python, and each embedded batch is saved before the next. The model is health-checked only
     when something is to be embedded (and `checked` is False), before any vector is saved, and
-    every batch's dimension is checked. Drops vectors of gone chunks."""
+    every batch's dimension is checked. Drops vectors of gone chunks. `progress(total)` gives
+    the callable told how many chunks each saved batch embedded.
+
+    Throughput (benchmarks/embed_throughput.py): the texts go to the model longest first, so a
+    model batch holds texts of about one length (little padding), in saves of SAVE_BATCH texts
+    (fewer, larger table writes); the model batches inside a save as its own `encode` does."""
     import pyarrow.compute as pc
 
     model = settings.embedding_model
@@ -156,12 +164,14 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
             store.put_vectors(model, dims, [{**row, "vector": cache[sha]}
                                             for sha in shas for row in rows_of[sha]])
 
-        new = [sha for sha in rows_of if sha not in cache]
+        new = sorted((sha for sha in rows_of if sha not in cache), key=lambda sha: -len(text_of[sha]))
+        step = progress(len(new)) if progress and new else None
         if new and not checked:  # before any write: a dimension change stops the run here
             health_check(settings, dims)
         save([sha for sha in rows_of if sha in cache])
-        for i in range(0, len(new), BATCH):
-            part = new[i:i + BATCH]
+        size = SAVE_BATCH if model.startswith("local/") else BATCH  # an endpoint: one request each
+        for i in range(0, len(new), size):
+            part = new[i:i + size]
             fresh = dict(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
             wrong = next((len(v) for v in fresh.values() if len(v) != dims), None)
             if wrong is not None:  # changed between batches: what is saved so far is all right
@@ -169,6 +179,8 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
             kept.put(model, dims, fresh)
             cache.update(fresh)
             save(part)
+            if step:
+                step(len(part))
         embedded = len(new)
     # after the saves: vectors of gone chunks served the cache for text that moved
     store.drop_vectors(model, dims, set(table.column("id").to_pylist()))
@@ -201,16 +213,81 @@ _QUERY_CACHE_SIZE = 256
 
 def embed_queries(settings: Settings, queries: list[str], fresh: bool = False) -> list[list[float]]:
     """The queries' embeddings (one model call for those not seen lately), cached per
-    (model settings, query) for repeated searches; `fresh` asks the model again (a cached vector
-    may be of a dimension the model no longer returns)."""
+    (model settings, query) for repeated searches: in this process, and on disk
+    (`metadata/index/query_vectors/`, so a CLI process answers a query searched before without
+    loading a local model); `fresh` asks the model again (a cached vector may be of a dimension
+    the model no longer returns)."""
     model_key = settings.model_dump_json(include=MODEL_FIELDS)
     for query in queries:  # least recently used goes first
         if (model_key, query) in _QUERY_CACHE:
             _QUERY_CACHE.move_to_end((model_key, query))
     todo = [q for q in dict.fromkeys(queries) if fresh or (model_key, q) not in _QUERY_CACHE]
+    folder = layout(settings).index_dir / QUERY_VECTORS
+    stored = {} if fresh else stored_query_vectors(folder, model_key, todo)
+    todo = [q for q in todo if q not in stored]
     if todo:
-        for query, vector in zip(todo, embed_texts(settings, [clip(q) for q in todo])):
-            _QUERY_CACHE[(model_key, query)] = tuple(vector)
-        while len(_QUERY_CACHE) > _QUERY_CACHE_SIZE:
-            _QUERY_CACHE.popitem(last=False)
+        say_model_cost(settings)
+        made = dict(zip(todo, embed_texts(settings, [clip(q) for q in todo])))
+        try:
+            store_query_vectors(folder, model_key, made)
+        except OSError as exc:  # a read-only index: this answer stands, the next pays the model again
+            log.warning("query vectors not kept (%s): the next process embeds this query again", exc)
+        stored.update(made)
+    for query, vector in stored.items():
+        _QUERY_CACHE[(model_key, query)] = tuple(vector)
+    while len(_QUERY_CACHE) > _QUERY_CACHE_SIZE:
+        _QUERY_CACHE.popitem(last=False)
     return [list(_QUERY_CACHE[(model_key, q)]) for q in queries]
+
+
+QUERY_VECTORS = "query_vectors"  # under metadata/index/: derived, deleted with the index
+QUERY_FILES = 2000  # at most this many stored query vectors (~1.5 KB each at 384 dims)
+
+
+def _query_file(folder, model_key: str, query: str):
+    key = hashlib.sha256((model_key + "\n" + query).encode()).hexdigest()[:40]
+    return folder / f"{key}.f32"
+
+
+def stored_query_vectors(folder, model_key: str, queries: list[str]) -> dict[str, list[float]]:
+    """The stored vectors of those queries that have one (little-endian float32 files)."""
+    import numpy as np
+
+    out = {}
+    for query in queries:
+        try:
+            data = _query_file(folder, model_key, query).read_bytes()
+        except FileNotFoundError:
+            continue
+        out[query] = np.frombuffer(data, dtype="<f4").tolist()
+    return out
+
+
+def store_query_vectors(folder, model_key: str, vectors: dict[str, list[float]]) -> None:
+    """Keep the queries' vectors; past QUERY_FILES, the oldest quarter written goes."""
+    import numpy as np
+
+    from memflow.tasks.stores.files import atomic_write_bytes
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for query, vector in vectors.items():
+        atomic_write_bytes(_query_file(folder, model_key, query), np.asarray(vector, dtype="<f4").tobytes())
+    files = list(folder.glob("*.f32"))
+    if len(files) > QUERY_FILES:
+        for old in sorted(files, key=lambda f: f.stat().st_mtime_ns)[:len(files) // 4]:
+            old.unlink(missing_ok=True)
+
+
+def say_model_cost(settings: Settings) -> None:
+    """A local model not loaded in this process costs its load before the first query vector:
+    say so, and how not to pay it again."""
+    model = settings.embedding_model
+    if not model.startswith("local/"):
+        return
+    from memflow.tasks.ground.local_embeddings import is_loaded
+
+    if not is_loaded(model.removeprefix("local/")):
+        log.warning("loading the embedding model %s to embed this query (once per process: "
+                    "seconds to tens of seconds on a busy machine); `memflow serve` keeps it "
+                    "loaded and answers the CLI, and a query searched before is answered from "
+                    "metadata/index/%s/ without it", model, QUERY_VECTORS)
