@@ -27,7 +27,7 @@ from memflow.schemas.dream import (
 )
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
-from memflow.tasks.capture.secrets import MARK
+from memflow.tasks.ground.secrets import MARK
 from memflow.tasks.dream.change import (WHO_PREFIX_RE, clauses, is_clause, other_context, split_outside, strip_label,
                                         strip_marker)
 from memflow.tasks.dream.digest import FactLine, facts_of, plain
