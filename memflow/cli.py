@@ -97,7 +97,8 @@ def _file_commands(sub) -> None:
     s.add_argument("--end", type=positive(int), metavar="LINE", help="last line to print (inclusive)")
     add_json(s, "{path, start_line, end_line, text}")
     s = _command(sub, "write", "create or overwrite a file")
-    s.add_argument("path", help="a workspace-relative path, e.g. digest/wiki/topic.md (not metadata/ or session/)")
+    s.add_argument("path", help="a workspace-relative path, e.g. digest/wiki/topic.md "
+                   "(not metadata/ or session/)")
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--content", help="the text to write")
     src.add_argument("--file", help="read the content from a file ('-' for stdin)")
@@ -145,14 +146,17 @@ def _memory_commands(sub) -> None:
                    help="notes, transcripts and digest facts dated on or after this day")
     s.add_argument("--until", type=iso_date, metavar="YYYY-MM-DD", help="... dated on or before this day")
     s.add_argument("--as-of", type=iso_date, metavar="YYYY-MM-DD",
-                   help="memory as it stood that day (later facts hidden, values replaced since shown as current)")
+                   help="memory as it stood that day (later facts hidden, values replaced since "
+                   "shown as current)")
     s.add_argument("--tag", action="append", default=[], metavar="TAG",
                    help="only notes tagged TAG in their frontmatter (repeatable: all of them)")
     s.add_argument("--speaker", metavar="NAME",
                    help="only chunks with a line NAME said (e.g. user, assistant, a speaker's name)")
-    s.add_argument("--min-score", type=float, default=0.0, help="leave out hits scoring below this (default 0)")
+    s.add_argument("--min-score", type=float, default=0.0,
+                   help="leave out hits scoring below this (default 0)")
     add_json(s, "the whole response (results, hit counts, watermark)")
-    s.add_argument("--explain", action="store_true", help="show how each hit scored (keyword, vector, fusion)")
+    s.add_argument("--explain", action="store_true",
+                   help="show how each hit scored (keyword, vector, fusion)")
     s.add_argument("--all-kinds", action="store_true", help="include day-index pages")
     s.add_argument("--budget", type=positive(int), metavar="TOKENS",
                    help="print what fits in TOKENS tokens, packed line by line (not whole chunks)")
@@ -166,7 +170,8 @@ def _memory_commands(sub) -> None:
     s = _command(sub, "context", "a note with the notes it links to and that link to it")
     s.add_argument("path", help="a workspace-relative path of a note, e.g. digest/wiki/topic.md")
     s.add_argument("--depth", type=int, default=1, help="how many link hops out (default 1)")
-    s.add_argument("--limit", type=positive(int), default=30, help="at most this many related notes (default 30)")
+    s.add_argument("--limit", type=positive(int), default=30,
+                   help="at most this many related notes (default 30)")
     add_json(s, "{path, text, related: [{path, name, description, hop, direction, via}], truncated}")
     s = _command(sub, "profile", "who the user is: current facts, newest first, with dates and sources")
     s.add_argument("--budget", type=positive(int), default=300, metavar="TOKENS",
@@ -259,13 +264,15 @@ def _eval_command(sub) -> None:
     lo.add_argument("--runner", choices=["local", "dask"],
                     help="run samples in parallel as Prefect tasks: local processes or Dask "
                          "(needs PREFECT_API_URL)")
-    lo.add_argument("--workers", type=positive(int), default=2, help="parallel workers with --runner (default 2)")
+    lo.add_argument("--workers", type=positive(int), default=2,
+                    help="parallel workers with --runner (default 2)")
     lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
     tc = _command(ev, "techchat", "generated long technical chats (seeded), scored like locomo")
     _eval_options(tc, "250,500,1000,2000,4000")
     tc.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     tc.add_argument("--conversations", type=positive(int), default=3, help="independent samples (default 3)")
-    tc.add_argument("--sessions", type=positive(int), default=14, help="sessions per conversation (default 14)")
+    tc.add_argument("--sessions", type=positive(int), default=14,
+                    help="sessions per conversation (default 14)")
     tc.add_argument("--projects", type=positive(int), default=6, help="projects per conversation (default 6)")
     tc.set_defaults(samples=None, runner=None, workers=2, address="")
     mr = _command(ev, "memright", "memory-right: is the current value of a changed fact what "

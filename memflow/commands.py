@@ -15,6 +15,15 @@ def dump_json(value: object) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
+def answer(args: argparse.Namespace, value: object, words: str) -> int:
+    """Print a result: `value` as JSON with --json, else `words` for a person; exit 0."""
+    if args.json:
+        dump_json(value)
+    else:
+        print(words)
+    return 0
+
+
 def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.workspace or ".")
 
@@ -50,14 +59,12 @@ def cmd_write(args: argparse.Namespace) -> int:
         content = args.content
     meta = parse_assignments(args.meta)
     rel = api.write(args.path, content, args.name, args.description, meta, workspace_of(args))
-    dump_json({"path": rel, "detail": "written"}) if args.json else print(f"wrote {rel}")
-    return 0
+    return answer(args, {"path": rel, "detail": "written"}, f"wrote {rel}")
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
     api.edit(args.path, args.old, args.new, workspace_of(args))
-    dump_json({"path": args.path, "detail": "edited"}) if args.json else print(f"edited {args.path}")
-    return 0
+    return answer(args, {"path": args.path, "detail": "edited"}, f"edited {args.path}")
 
 
 def cmd_move(args: argparse.Namespace) -> int:
@@ -89,20 +96,17 @@ def cmd_fm(args: argparse.Namespace) -> int:
         values = api.frontmatter_get(args.path, workspace_of(args))
     else:
         values = api.frontmatter_set(args.path, parse_assignments(args.pairs), workspace_of(args))
-    dump_json(values) if args.json else print(views.frontmatter_text(values))
-    return 0
+    return answer(args, values, views.frontmatter_text(values))
 
 
 def cmd_recent(args: argparse.Namespace) -> int:
     notes = api.recent(workspace_of(args), args.days, args.limit, args.layer)
-    dump_json({"notes": notes}) if args.json else print("\n".join(views.recent_lines(notes)))
-    return 0
+    return answer(args, {"notes": notes}, "\n".join(views.recent_lines(notes)))
 
 
 def cmd_context(args: argparse.Namespace) -> int:
     found = api.context(args.path, workspace_of(args), args.depth, args.limit)
-    dump_json(found) if args.json else print(views.context_text(found))
-    return 0
+    return answer(args, found, views.context_text(found))
 
 
 def use_prefect(args: argparse.Namespace) -> bool:
@@ -290,15 +294,13 @@ def cmd_resources(args: argparse.Namespace) -> int:
 
 def cmd_inbox(args: argparse.Namespace) -> int:
     events = api.inbox(workspace_of(args), args.since)
-    dump_json({"events": events}) if args.json else print("\n".join(views.inbox_lines(events)))
-    return 0
+    return answer(args, {"events": events}, "\n".join(views.inbox_lines(events)))
 
 
 def cmd_dream(args: argparse.Namespace) -> int:
     if args.dream_command == "runs":
         runs = api.dream_runs(workspace_of(args))
-        dump_json({"runs": runs}) if args.json else print("\n".join(views.runs_lines(runs)))
-        return 0
+        return answer(args, {"runs": runs}, "\n".join(views.runs_lines(runs)))
     if args.run_id and args.dream_command != "rollback":
         raise ValueError(f"dream {args.dream_command} takes no RUN_ID ({args.run_id!r}); "
                          "`memflow dream rollback RUN_ID` undoes a run")
@@ -358,8 +360,7 @@ def print_dream(summary) -> None:
 
 def cmd_proactive(args: argparse.Namespace) -> int:
     found = api.proactive(workspace_of(args), args.date)
-    dump_json(found) if args.json else print("\n".join(views.proactive_lines(found)))
-    return 0
+    return answer(args, found, "\n".join(views.proactive_lines(found)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
