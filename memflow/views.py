@@ -55,12 +55,14 @@ def frontmatter_text(values: dict[str, Any]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """Dates and other YAML scalars as text, so the dump reads like the file."""
+    """What YAML writes as it reads (text, numbers, dates) kept; anything else as text."""
+    from datetime import date
+
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+    return value if isinstance(value, (str, int, float, bool, date, type(None))) else str(value)
 
 
 def inbox_lines(events: list[dict]) -> list[str]:

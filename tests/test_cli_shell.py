@@ -131,10 +131,11 @@ def test_file_commands_print_words_by_default_and_json_on_request(settings):
     read = json.loads(run_cli("-w", ws, "read", "digest/wiki/a.md", "--start", "1", "--end", "1",
                               "--json").stdout)
     assert read == {"path": "digest/wiki/a.md", "start_line": 1, "end_line": 1, "text": "# A\n"}
-    fm = run_cli("-w", ws, "fm", "set", "digest/wiki/a.md", "name=A", "tags=[x, y]")
-    assert fm.returncode == 0 and fm.stdout.splitlines() == ["name: A", "tags:", "- x", "- y"]
+    fm = run_cli("-w", ws, "fm", "set", "digest/wiki/a.md", "name=A", "tags=[x, y]", "day=2026-03-02")
+    assert fm.returncode == 0, fm.stderr
+    assert fm.stdout.splitlines() == ["name: A", "tags:", "- x", "- y", "day: 2026-03-02"]  # as in the note
     assert json.loads(run_cli("-w", ws, "fm", "get", "digest/wiki/a.md", "--json").stdout) == {
-        "name": "A", "tags": ["x", "y"]}
+        "name": "A", "tags": ["x", "y"], "day": "2026-03-02"}
     moved = json.loads(run_cli("-w", ws, "move", "digest/wiki/a.md", "digest/wiki/b.md", "--json").stdout)
     assert moved == {"src": "digest/wiki/a.md", "dst": "digest/wiki/b.md", "relinked": []}
     gone = json.loads(run_cli("-w", ws, "delete", "digest/wiki/b.md", "--json").stdout)
