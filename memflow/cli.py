@@ -138,7 +138,7 @@ def _memory_commands(sub) -> None:
                        help="exit 1 when a file was left out (default: a warning, exit 0)")
     s = _command(sub, "search", "hybrid search over the index")
     s.add_argument("query", help="what to look for, in words")
-    s.add_argument("--limit", type=positive(int), default=5, help="how many hits (default 5)")
+    s.add_argument("--limit", type=positive(int), metavar="N", default=5, help="how many hits (default 5)")
     s.add_argument("--layer", choices=["daily", "digest", "session", "resource"],
                    help="one layer only; session: the conversation transcripts (session logs)")
     s.add_argument("--prefix", metavar="FOLDER", help="only files under this folder, e.g. daily/2026-03")
@@ -152,7 +152,7 @@ def _memory_commands(sub) -> None:
                    help="only notes tagged TAG in their frontmatter (repeatable: all of them)")
     s.add_argument("--speaker", metavar="NAME",
                    help="only chunks with a line NAME said (e.g. user, assistant, a speaker's name)")
-    s.add_argument("--min-score", type=float, default=0.0,
+    s.add_argument("--min-score", type=float, metavar="SCORE", default=0.0,
                    help="leave out hits scoring below this (default 0)")
     add_json(s, "the whole response (results, hit counts, watermark)")
     s.add_argument("--explain", action="store_true",
@@ -163,14 +163,16 @@ def _memory_commands(sub) -> None:
     s.add_argument("--superseded", action="store_true",
                    help="rank lines the digest has replaced (labelled `(replaced DATE)`) as if current")
     s = _command(sub, "recent", "notes and saved files changed lately, newest first")
-    s.add_argument("--days", type=positive(float), default=7.0, help="how far back, in days (default 7)")
-    s.add_argument("--limit", type=positive(int), default=20, help="at most this many (default 20)")
+    s.add_argument("--days", type=positive(float), metavar="N", default=7.0,
+                   help="how far back, in days (default 7)")
+    s.add_argument("--limit", type=positive(int), metavar="N", default=20,
+                   help="at most this many (default 20)")
     s.add_argument("--layer", choices=["daily", "digest", "resource"], help="one layer only")
     add_json(s, "{notes: [{path, name, description, modified}]}")
     s = _command(sub, "context", "a note with the notes it links to and that link to it")
     s.add_argument("path", help="a workspace-relative path of a note, e.g. digest/wiki/topic.md")
-    s.add_argument("--depth", type=int, default=1, help="how many link hops out (default 1)")
-    s.add_argument("--limit", type=positive(int), default=30,
+    s.add_argument("--depth", type=int, metavar="N", default=1, help="how many link hops out (default 1)")
+    s.add_argument("--limit", type=positive(int), metavar="N", default=30,
                    help="at most this many related notes (default 30)")
     add_json(s, "{path, text, related: [{path, name, description, hop, direction, via}], truncated}")
     s = _command(sub, "profile", "who the user is: current facts, newest first, with dates and sources")
@@ -224,8 +226,10 @@ def _job_commands(sub) -> None:
                  "JSON-RPC itself, so it has no --json")
     s.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                    help="stdio (default: an agent starts the server) or http (a long-running server)")
-    s.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (beyond loopback needs --token)")
-    s.add_argument("--port", type=port, default=8765, help="HTTP: port to listen on (default 8765)")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="HTTP: address to bind (beyond loopback needs --token)")
+    s.add_argument("--port", type=port, metavar="PORT", default=8765,
+                   help="HTTP: port to listen on (default 8765)")
     s.add_argument("--token", default=os.environ.get("MEMFLOW_MCP_TOKEN"),
                    help="HTTP: bearer token every request must carry (default $MEMFLOW_MCP_TOKEN)")
     s = _command(sub, "status", "the workspace at a glance: freshness, runs, lock, backlog, models")
@@ -242,12 +246,14 @@ def _job_commands(sub) -> None:
     s.add_argument("dream_command", nargs="?", choices=["run", "runs", "rollback", "migrate"],
                    default="run", metavar="ACTION", help="run (default), runs, rollback RUN_ID, migrate "
                    "(earlier node format -> fact lines, reversible)")
-    s.add_argument("run_id", nargs="?", help="rollback: the run to undo (from `memflow dream runs`)")
+    s.add_argument("run_id", nargs="?", metavar="RUN_ID",
+                   help="rollback: the run to undo (from `memflow dream runs`)")
     s.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD", help="the run's day (default: today)")
     s.add_argument("--hint", default="", help="a note to the chat model on what matters")
-    s.add_argument("--max-units", type=positive(int), default=500, help="unit budget of a run (whole notes)")
-    s.add_argument("--max-notes", type=positive(int), default=200, help="note budget of a run")
-    s.add_argument("--max-seconds", type=float, default=0.0,
+    s.add_argument("--max-units", type=positive(int), metavar="N", default=500,
+                   help="unit budget of a run (whole notes)")
+    s.add_argument("--max-notes", type=positive(int), metavar="N", default=200, help="note budget of a run")
+    s.add_argument("--max-seconds", type=float, metavar="SECONDS", default=0.0,
                    help="time budget of a run (0: none); what is left is the backlog")
     s.add_argument("--force", action="store_true", help="rollback even if files changed since")
     add_json(s, "the run summary (runs: {runs}; rollback: {run_id, changes})")
@@ -264,16 +270,18 @@ def _eval_command(sub) -> None:
     lo.add_argument("--runner", choices=["local", "dask"],
                     help="run samples in parallel as Prefect tasks: local processes or Dask "
                          "(needs PREFECT_API_URL)")
-    lo.add_argument("--workers", type=positive(int), default=2,
+    lo.add_argument("--workers", type=positive(int), metavar="N", default=2,
                     help="parallel workers with --runner (default 2)")
     lo.add_argument("--address", default="", help="an existing Dask scheduler (default: a LocalCluster)")
     tc = _command(ev, "techchat", "generated long technical chats (seeded), scored like locomo")
     _eval_options(tc, "250,500,1000,2000,4000")
-    tc.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    tc.add_argument("--conversations", type=positive(int), default=3, help="independent samples (default 3)")
-    tc.add_argument("--sessions", type=positive(int), default=14,
+    tc.add_argument("--seed", type=int, metavar="N", default=0, help="generator seed (default 0)")
+    tc.add_argument("--conversations", type=positive(int), metavar="N", default=3,
+                    help="independent samples (default 3)")
+    tc.add_argument("--sessions", type=positive(int), metavar="N", default=14,
                     help="sessions per conversation (default 14)")
-    tc.add_argument("--projects", type=positive(int), default=6, help="projects per conversation (default 6)")
+    tc.add_argument("--projects", type=positive(int), metavar="N", default=6,
+                    help="projects per conversation (default 6)")
     tc.set_defaults(samples=None, runner=None, workers=2, address="")
     mr = _command(ev, "memright", "memory-right: is the current value of a changed fact what "
                   "search gives first (memflow beside two raw-message BM25 baselines)")
@@ -301,14 +309,17 @@ def _fleet_and_demo(sub) -> None:
     s.add_argument("--runner", choices=["local", "dask", "serial"], default="local",
                    help="local: a pool of processes; dask (a Prefect flow, needs a server): a LocalCluster, or --address; serial: one "
                         "workspace at a time in this process (no server needed)")
-    s.add_argument("--workers", type=positive(int), default=2, help="parallel workspaces (default 2)")
+    s.add_argument("--workers", type=positive(int), metavar="N", default=2,
+                   help="parallel workspaces (default 2)")
     s.add_argument("--address", default="", help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
     s.add_argument("--jitter", type=float, default=0.0, metavar="SECONDS",
                    help="dream: spread workspace starts over this window")
     s.add_argument("--date", type=lambda t: iso_date(t) if t else t, default="", metavar="YYYY-MM-DD",
                    help="dream: the run's day (default: today in each workspace)")
-    s.add_argument("--max-units", type=positive(int), default=500, help="dream: unit budget per workspace")
-    s.add_argument("--max-notes", type=positive(int), default=200, help="dream: note budget per workspace")
+    s.add_argument("--max-units", type=positive(int), metavar="N", default=500,
+                   help="dream: unit budget per workspace")
+    s.add_argument("--max-notes", type=positive(int), metavar="N", default=200,
+                   help="dream: note budget per workspace")
     add_json(s, "each workspace's outcome")
     s = _command(sub, "demo", "run the whole loop on sample data, offline (a guided tour: no --json)")
     s.add_argument("dir", nargs="?", help="a new folder for the demo workspace (kept); default: a "
