@@ -175,7 +175,7 @@ def test_bad_input_is_refused_before_anything_is_written(settings, lay, tmp_path
     assert run_cli("-w", ws, "inbox", "--since", "yesterday").returncode == 2
     assert run_cli("-w", ws, "inbox", "--since", "2026-04-02T10:00").returncode == 0
     (lay.root / "memflow.toml").write_text('lock_wait = "soon"\n')
-    for args in (["status"], ["recent"], ["serve", "--transport", "http"]):
+    for args in (["status"], ["recent"], ["serve", "--transport", "http", "--host", "0.0.0.0"]):
         done = run_cli("-w", ws, *args)
         assert done.returncode == 1 and done.stdout == "", args
         assert done.stderr.splitlines() == [
