@@ -181,6 +181,11 @@ def test_bad_input_is_refused_before_anything_is_written(settings, lay, tmp_path
         assert done.stderr.splitlines() == [
             "error: invalid setting lock_wait: Input should be a valid number, unable to parse string "
             "as a number"], args
+    (lay.root / "memflow.toml").write_text("lock_wait = [\n")
+    broken = run_cli("-w", ws, "serve", "--transport", "http", "--host", "0.0.0.0")
+    assert broken.returncode == 1 and broken.stdout == ""
+    assert broken.stderr.count("\n") == 1
+    assert broken.stderr.startswith(f"error: {lay.root / 'memflow.toml'}: not valid TOML: ")
 
 
 def test_a_folder_that_is_not_a_workspace_is_refused_without_w(tmp_path):
