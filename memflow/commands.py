@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from memflow import api
+from memflow import api, views
 from memflow.errors import EXIT_BUSY, EXIT_ERROR, describe_error  # noqa: F401 - cli.main uses them
 
 
@@ -33,6 +33,15 @@ def dump_json(value: object) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
+def answer(args: argparse.Namespace, value: object, words: str) -> int:
+    """Print a result: `value` as JSON with --json, else `words` for a person; exit 0."""
+    if args.json:
+        dump_json(value)
+    else:
+        print(words)
+    return 0
+
+
 def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.workspace or ".")
 
@@ -41,6 +50,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     target = Path(args.dir) if args.dir else workspace_of(args)
     created = api.init(target)
     root = target.resolve()
+    if args.json:
+        dump_json({"workspace": str(root), "created": created})
+        return 0
     print(f"workspace: {root}")
     for rel in created:
         print(f"  created {rel}/")
@@ -48,7 +60,11 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    sys.stdout.write(api.read(args.path, args.start, args.end, workspace_of(args)))
+    text = api.read(args.path, args.start, args.end, workspace_of(args))
+    if args.json:
+        dump_json({"path": args.path, "start_line": args.start, "end_line": args.end, "text": text})
+        return 0
+    sys.stdout.write(text)
     return 0
 
 
@@ -61,18 +77,19 @@ def cmd_write(args: argparse.Namespace) -> int:
         content = args.content
     meta = parse_assignments(args.meta)
     rel = api.write(args.path, content, args.name, args.description, meta, workspace_of(args))
-    print(f"wrote {rel}")
-    return 0
+    return answer(args, {"path": rel, "detail": "written"}, f"wrote {rel}")
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
     api.edit(args.path, args.old, args.new, workspace_of(args))
-    print(f"edited {args.path}")
-    return 0
+    return answer(args, {"path": args.path, "detail": "edited"}, f"edited {args.path}")
 
 
 def cmd_move(args: argparse.Namespace) -> int:
     rewritten = api.move(args.src, args.dst, workspace_of(args))
+    if args.json:
+        dump_json({"src": args.src, "dst": args.dst, "relinked": rewritten})
+        return 0
     print(f"moved {args.src} -> {args.dst}")
     for rel in rewritten:
         print(f"  rewrote links in {rel}")
@@ -81,6 +98,9 @@ def cmd_move(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     still = api.delete(args.path, workspace_of(args))
+    if args.json:
+        dump_json({"path": args.path, "still_linked_from": still})
+        return 0
     print(f"deleted {args.path}")
     for rel in still:
         print(f"  still linked from {rel}")
@@ -91,10 +111,20 @@ def cmd_fm(args: argparse.Namespace) -> int:
     from memflow.tasks.ground.fileops import parse_assignments
 
     if args.fm_command == "get":
-        dump_json(api.frontmatter_get(args.path, workspace_of(args)))
-        return 0
-    dump_json(api.frontmatter_set(args.path, parse_assignments(args.pairs), workspace_of(args)))
-    return 0
+        values = api.frontmatter_get(args.path, workspace_of(args))
+    else:
+        values = api.frontmatter_set(args.path, parse_assignments(args.pairs), workspace_of(args))
+    return answer(args, values, views.frontmatter_text(values))
+
+
+def cmd_recent(args: argparse.Namespace) -> int:
+    notes = api.recent(workspace_of(args), args.days, args.limit, args.layer)
+    return answer(args, {"notes": notes}, "\n".join(views.recent_lines(notes)))
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    found = api.context(args.path, workspace_of(args), args.depth, args.limit)
+    return answer(args, found, views.context_text(found))
 
 
 def use_prefect(args: argparse.Namespace) -> bool:
@@ -284,19 +314,17 @@ def cmd_resources(args: argparse.Namespace) -> int:
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:
-    for event in api.inbox(workspace_of(args), args.since):
-        print(f"{event['time']}  {event['job']}  {event['title']}: {event['summary']}")
-        for rel in event["paths"]:
-            print(f"    {rel}")
-    return 0
+    events = api.inbox(workspace_of(args), args.since)
+    return answer(args, {"events": events}, "\n".join(views.inbox_lines(events)))
 
 
 def cmd_dream(args: argparse.Namespace) -> int:
     if args.dream_command == "runs":
-        for run in api.dream_runs(workspace_of(args)):
-            actions = " ".join(f"{k}={v}" for k, v in sorted(run["actions"].items())) or "-"
-            print(f"{run['run_id']}  {run['started']}  {run['status']:<12} {actions}")
-        return 0
+        runs = api.dream_runs(workspace_of(args))
+        return answer(args, {"runs": runs}, "\n".join(views.runs_lines(runs)))
+    if args.run_id and args.dream_command != "rollback":
+        raise ValueError(f"dream {args.dream_command} takes no RUN_ID ({args.run_id!r}); "
+                         "`memflow dream rollback RUN_ID` undoes a run")
     if args.dream_command == "migrate":
         summary = api.dream_migrate(workspace_of(args))
         for rel, why in sorted(summary.skipped.items()):
@@ -309,7 +337,11 @@ def cmd_dream(args: argparse.Namespace) -> int:
     if args.dream_command == "rollback":
         if not args.run_id:
             raise ValueError("usage: memflow dream rollback RUN_ID [--force]")
-        for line in api.dream_rollback(args.run_id, workspace_of(args), args.force):
+        changes = api.dream_rollback(args.run_id, workspace_of(args), args.force)
+        if args.json:
+            dump_json({"run_id": args.run_id, "changes": changes})
+            return 0
+        for line in changes:
             print(line)
         return 0
     settings = api.settings_for(workspace_of(args))
@@ -348,8 +380,8 @@ def print_dream(summary) -> None:
 
 
 def cmd_proactive(args: argparse.Namespace) -> int:
-    dump_json(api.proactive(workspace_of(args), args.date))
-    return 0
+    found = api.proactive(workspace_of(args), args.date)
+    return answer(args, found, "\n".join(views.proactive_lines(found)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -396,6 +428,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with progress("eval", total, "question") as bar:
             summary = run_evaluation(Path(args.data), Path(args.out), settings, ks, budgets,
                                      args.dream, samples, bar.update, grid=grid)
+    if args.json:
+        dump_json(summary)
+        return 0
     for part in summary.get("grid") or [{"settings": {}, "summary": summary}]:
         if part["settings"]:
             print(" ".join(f"{k}={v}" for k, v in part["settings"].items()))
@@ -517,6 +552,10 @@ def cmd_backup(args: argparse.Namespace) -> int:
     with activity("backup"):
         manifest = api.backup(args.out, workspace_of(args), args.with_index)
     size = sum(f["size"] for f in manifest["files"].values())
+    if args.json:
+        dump_json({"archive": args.out, "files": len(manifest["files"]), "bytes": size,
+                   "written": Path(args.out).expanduser().stat().st_size})
+        return 0
     print(f"backup: {args.out} ({len(manifest['files'])} files, {size:,} bytes before compression, "
           f"{Path(args.out).stat().st_size:,} bytes written)")
     return 0
@@ -527,6 +566,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     with activity("restore"):
         manifest = api.restore(args.archive, args.target)
+    if args.json:
+        dump_json({"target": args.target, "files": len(manifest["files"])})
+        return 0
     print(f"restored {len(manifest['files'])} files into {args.target} (verified against the manifest); "
           f"run `memflow -w {args.target} index` to search it")
     return 0
@@ -537,6 +579,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     with activity("import"):
         report = api.import_reme(args.src, args.into, args.dry_run, args.reme_model)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+        return 0
     for line in import_lines(report):
         print(line)
     return 0
@@ -574,12 +619,17 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """The banner (stderr; stdout is the stdio transport's) only once the server is checked and
+    about to run: a refused host or a port in use is an error line, not a claim of serving."""
     from memflow.mcp_server import serve
 
-    if args.transport == "http":
-        print(f"memory-flows MCP on http://{args.host}:{args.port}/mcp (workspace {workspace_of(args).resolve()})"
-              + (", bearer token required" if args.token else ""), file=sys.stderr)
-    serve(workspace_of(args), args.transport, args.host, args.port, args.token, cli=dispatch)
+    def announce() -> None:
+        if args.transport == "http":
+            print(f"memory-flows MCP on http://{args.host}:{args.port}/mcp (workspace "
+                  f"{workspace_of(args).resolve()})" + (", bearer token required" if args.token else ""),
+                  file=sys.stderr, flush=True)
+
+    serve(workspace_of(args), args.transport, args.host, args.port, args.token, cli=dispatch, announce=announce)
     return 0
 
 
@@ -633,6 +683,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
     with activity("forget"):
         lines = api.forget(workspace_of(args), args.session, args.note, args.match, args.dry_run)
+    if args.json:
+        dump_json({"dry_run": args.dry_run, "changes": lines})
+        return 0
     if not lines:
         print("nothing to forget")
     for line in lines:  # an indented line is a text that goes, under its file

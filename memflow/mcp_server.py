@@ -279,11 +279,10 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
     @_tool_errors
     def context(path: str, depth: int = 1, limit: int = 30) -> Annotated[CallToolResult, ContextOutput]:
         """A note with the notes it links to and that link to it, `depth` hops out."""
-        found = ContextOutput(**api.context(path, ws, depth, limit))
-        lines = [found.text, "", f"related ({len(found.related)}{', truncated' if found.truncated else ''}):"]
-        lines += [f"- [{r.hop}{'>' if r.direction == 'out' else '<'}] {r.path}: {r.name} {r.description}".rstrip()
-                  for r in found.related]
-        return _answer(found, "\n".join(lines))
+        from memflow.views import context_text
+
+        found = api.context(path, ws, depth, limit)
+        return _answer(ContextOutput(**found), context_text(found))
 
     @server.tool()
     @_tool_errors
@@ -354,13 +353,17 @@ def build_server(settings: Settings, token: str | None = None) -> MCPServer:
 
 
 def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, token: str | None = None, cli=None) -> None:
+          port: int = 8765, token: str | None = None, cli=None, announce=None) -> None:
     """Run the server until stopped. HTTP beyond loopback requires a bearer token. With `cli`
-    (the CLI's command dispatch) it also answers the workspace's CLI calls (memflow/warm.py)."""
+    (the CLI's command dispatch) it also answers the workspace's CLI calls (memflow/warm.py).
+    `announce()` is called once the settings, the host, the token and the port have passed their
+    checks, just before the server runs (the CLI prints its banner there, never before a refusal)."""
     settings = api.settings_for(workspace)
     if transport == "http" and host not in LOOPBACK and not token:
         raise ValueError(f"refusing to serve on {host} without a bearer token: pass --token "
                          "(or MEMFLOW_MCP_TOKEN), or bind 127.0.0.1")
+    if transport == "http":
+        check_port(host, port)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     logging.getLogger("mcp").setLevel(logging.WARNING)
     server = build_server(settings, token if transport == "http" else None)
@@ -381,6 +384,8 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
     if cli is not None:
         warm.start()  # the CLI's calls come here
     try:
+        if announce is not None:
+            announce()
         if transport == "stdio":
             server.run()
         elif transport == "http":
@@ -406,3 +411,22 @@ def _wait_for_signal() -> None:
             pass
     except KeyboardInterrupt:
         pass
+
+
+def check_port(host: str, port: int) -> None:
+    """A ValueError saying so when `host:port` cannot be bound (in use, no such address), before
+    the server starts: uvicorn would log it and exit after the banner."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ValueError(f"cannot serve on {host}: not an address of this machine ({exc.strerror})") from exc
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ValueError(f"cannot serve on {host}:{port}: {exc.strerror} (another server on that "
+                             "port? pass --port)") from exc

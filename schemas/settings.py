@@ -222,5 +222,8 @@ def _read_toml(path: Path) -> dict:
     if not path.is_file():
         return {}
     with path.open("rb") as handle:
-        data = tomllib.load(handle)
+        try:
+            data = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:  # name the file: "Invalid value (at end of document)" alone is no help
+            raise ValueError(f"{path}: not valid TOML: {exc}") from exc
     return data.get("memflow", data)

@@ -341,7 +341,7 @@ def test_cli_dream_runs_rollback(settings, lay):
     assert "rolled back" in run_cli("-w", ws, "inbox").stdout
     res = run_cli("-w", ws, "dream", "rollback", run_id)
     assert res.returncode == 1 and "already rolled back" in res.stderr
-    res = run_cli("-w", ws, "proactive", "--date", "2026-04-02")
+    res = run_cli("-w", ws, "proactive", "--date", "2026-04-02", "--json")
     assert json.loads(res.stdout)["status"] == "skipped"
 
 
