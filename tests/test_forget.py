@@ -250,11 +250,11 @@ def _links(root) -> list[str]:
 
 
 def test_no_related_link_dangles_after_forget_removes_a_node(settings, lay):
-    auto_memory(settings, say("2026-07-01", "a", "My dentist is Dr. Patel.", "My sister Ana lives in Porto.",
-                              "I play tennis on Sundays."), "a")
-    run_dream(settings, date(2026, 7, 1))
+    auto_memory(settings, say("2026-07-01", "a", "Snabror runs on three hosts.",
+                              "The snabror container restarts every night."), "a")
+    run_dream(settings, date(2026, 7, 1))  # the container's node links to the node Snabror
     assert any("Related: " in p.read_text() for p in (lay.root / "digest").rglob("*.md"))
-    memflow.forget(settings, match="Dr. Patel")
+    memflow.forget(settings, match="runs on three hosts")
     assert all((lay.root / t).exists() for t in _links(lay.root))
     from memflow.tasks.check import check_workspace
 
