@@ -68,11 +68,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"notebook files or names in {HERE} (default: {' '.join(NOTEBOOKS)})")
     parser.add_argument("--out", type=Path, default=HERE / "executed",
                         help="folder the executed notebooks are written to, under their own names "
-                             "(default notebooks/executed; `--out notebooks` overwrites the committed copies)")
+                             "(default notebooks/executed; `--out notebooks` overwrites the committed "
+                             "copies)")
     parser.add_argument("--workspace", help="an indexed workspace for workspace_analytics "
                                             "(MEMFLOW_NOTEBOOK_WORKSPACE; default: build the demo)")
     parser.add_argument("--eval-dirs", help="comma-separated `memflow eval locomo --out` folders for "
-                                            "retrieval_eval (MEMFLOW_NOTEBOOK_EVAL_DIRS; default: evaluate the sample)")
+                                            "retrieval_eval (MEMFLOW_NOTEBOOK_EVAL_DIRS; default: "
+                                            "evaluate the sample)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds one cell may run (default 600)")
     args = parser.parse_args(argv)
     # the kernel inherits this environment: that is how the notebooks take their parameters
