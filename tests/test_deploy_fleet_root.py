@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.usefixtures("prefect_server")
+pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]  # slow: prefect deploy on a server
 
 
 def prefect(*args, env) -> subprocess.CompletedProcess:
