@@ -11,7 +11,7 @@ from prefect import flow, task
 from memflow import __version__
 from memflow.flows.artifacts import publish_table
 from memflow.schemas.settings import load_settings
-from memflow.tasks.evaluate import evaluate_job, evaluate_sample, metrics_table, run_evaluation
+from memflow.tasks.evaluate import evaluate_job, evaluate_sample, metrics_table, run_evaluation, sample_data
 
 sample_task = task(evaluate_sample, name="evaluate-sample")
 job_task = task(evaluate_job, name="evaluate-job")
@@ -23,7 +23,9 @@ def evaluate_flow(data: str, out: str, ks: list[int] | None = None, budgets: lis
                   settings_overrides: dict | None = None, grid: dict[str, list] | None = None,
                   runner: str = "", workers: int = 2, address: str = "") -> dict:
     """Write questions.parquet and summary.json for `data` under `out`; returns the summary.
-    `runner` '' runs the samples one after another in this process."""
+    An empty `data` is the shipped sample; `runner` '' runs the samples one after another in
+    this process."""
+    data = data or str(sample_data())
     settings = load_settings(out, **(settings_overrides or {}))
     map_jobs = None
     if runner:

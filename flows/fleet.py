@@ -49,13 +49,16 @@ def task_runner(runner: str = "local", workers: int = 2, address: str = "") -> T
                                           "processes": True, "dashboard_address": ":0"})
 
 
-def require_root(root: str = "") -> dict:
-    """A deploy step of the fleet deployments (prefect.yaml `build:`): `prefect deploy` fails,
-    before the deployment is made, when MEMFLOW_FLEET_ROOT is unset (its `root` would be '')."""
-    if not str(root).strip():
-        raise ValueError("MEMFLOW_FLEET_ROOT is unset: the fleet deployments need the folder holding "
-                         "the workspaces (shared storage, the same path on every worker); set it and deploy again")
-    return {"root": root}
+def fleet_root(root: str = "", workspace: str = "") -> dict:
+    """A deploy step of the fleet deployments (prefect.yaml `build:`, id `fleet`): their `root`
+    is MEMFLOW_FLEET_ROOT, or else MEMFLOW_WORKSPACE (a workspace as root is a fleet of one);
+    `prefect deploy` fails, before the deployment is made, when both are unset."""
+    chosen = str(root).strip() or str(workspace).strip()
+    if not chosen:
+        raise ValueError("MEMFLOW_FLEET_ROOT and MEMFLOW_WORKSPACE are both unset: the fleet deployments "
+                         "need the folder holding the workspaces (shared storage, the same path on every "
+                         "worker), or one workspace; set one and deploy again")
+    return {"root": chosen}
 
 
 def model_calls(settings: Settings) -> tuple:

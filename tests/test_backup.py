@@ -86,6 +86,7 @@ def test_restore_refuses_a_folder_in_use_and_a_member_leaving_it(filled, tmp_pat
     assert not (tmp_path / "outside.md").exists()
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_backup_flow_keeps_the_newest(filled, tmp_path, prefect_server):
     from memflow.flows.backup import backup_flow
 

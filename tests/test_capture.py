@@ -226,6 +226,7 @@ def test_events_only_when_something_changed(settings, lay):
     assert any(p.startswith("daily/2026-05-01/") for p in events[0]["paths"])
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_fact_lines_cite_existing_log_lines_with_their_text_on_locomo(tmp_path):
     """Every fact line of notes made from the LoCoMo dev split cites log lines containing it."""
     from memflow.schemas.settings import load_settings

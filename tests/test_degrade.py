@@ -80,6 +80,7 @@ def _toml(settings, **extra) -> None:
         "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in values.items()))
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_cli_and_mcp_search_say_they_answer_from_bm25(indexed, lay):
     _toml(indexed, model_api_base="http://127.0.0.1:9/v1")
     res = run_cli("-w", str(lay.root), "search", QUERY)
@@ -106,6 +107,7 @@ def _generation(lay, settings) -> str:
     return keyword.current_dir(folder).name
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_a_dimension_change_is_found_before_index_writes_anything(indexed, lay, fake_model):
     """The endpoint now returns 128-dim vectors where the index holds 64-dim ones of the same
     model name: `index` stops before any write with one line saying what to do; search answers

@@ -10,7 +10,7 @@ import pytest
 from memflow.tasks.capture.conversation import auto_memory
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.usefixtures("prefect_server")
+pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]  # slow: Prefect deployment on a server
 
 
 def prefect(*args, env, timeout=300):

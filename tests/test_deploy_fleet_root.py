@@ -1,6 +1,8 @@
-"""`prefect deploy` of the fleet deployments with MEMFLOW_FLEET_ROOT unset fails at deploy time
-(a build step refuses an empty root), and deploys once it is set."""
+"""`prefect deploy` of a fleet deployment takes MEMFLOW_FLEET_ROOT as its root, else
+MEMFLOW_WORKSPACE (a fleet of one); with neither set it fails at deploy time (a build step
+refuses an empty root) and creates nothing."""
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.usefixtures("prefect_server")
+pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]  # slow: prefect deploy on a server
 
 
 def prefect(*args, env) -> subprocess.CompletedProcess:
@@ -17,20 +19,26 @@ def prefect(*args, env) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def test_fleet_deploy_without_a_fleet_root_fails_at_deploy_time(tmp_path):
+def fleet_index_root(env) -> str | None:
+    listed = json.loads(prefect("deployment", "ls", "-o", "json", env=env).stdout)
+    return next((d["parameters"]["root"] for d in listed if d["name"] == "fleet-index"), None)
+
+
+def test_fleet_root_is_the_fleet_root_else_the_workspace_else_deploy_refuses(tmp_path):
     from prefect.settings import PREFECT_API_URL
 
-    env = {k: v for k, v in os.environ.items() if k != "MEMFLOW_FLEET_ROOT"}
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMFLOW_FLEET_ROOT", "MEMFLOW_WORKSPACE")}
     env.update({"PREFECT_API_URL": PREFECT_API_URL.value(), "PWD": str(REPO),
                 "PREFECT_LOGGING_LEVEL": "WARNING"})
     prefect("work-pool", "create", "memflow", "--type", "process", "--overwrite", env=env)
+    prefect("deployment", "delete", "fleet-index/fleet-index", env=env)  # another test's, if any
     refused = prefect("--no-prompt", "deploy", "--name", "fleet-index", env=env)
     assert refused.returncode != 0
-    assert "MEMFLOW_FLEET_ROOT is unset" in refused.stdout + refused.stderr
-    listing = prefect("deployment", "ls", env=env).stdout
-    assert "fleet-index" not in listing
-    (tmp_path / "fleet").mkdir()
-    made = prefect("--no-prompt", "deploy", "--name", "fleet-index",
-                   env={**env, "MEMFLOW_FLEET_ROOT": str(tmp_path / "fleet")})
-    assert made.returncode == 0, made.stdout + made.stderr
-    assert "fleet-index" in prefect("deployment", "ls", env=env).stdout
+    assert "MEMFLOW_FLEET_ROOT and MEMFLOW_WORKSPACE are both unset" in refused.stdout + refused.stderr
+    assert fleet_index_root(env) is None
+    for var in ("MEMFLOW_WORKSPACE", "MEMFLOW_FLEET_ROOT"):  # the fleet root wins over the workspace
+        env[var] = str(tmp_path / var)
+        (tmp_path / var).mkdir()
+        made = prefect("--no-prompt", "deploy", "--name", "fleet-index", env=env)
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert fleet_index_root(env) == str(tmp_path / var)

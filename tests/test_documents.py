@@ -10,6 +10,7 @@ import random
 import zipfile
 
 import docx
+import pytest
 from helpers import run_cli
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
@@ -87,6 +88,7 @@ def test_pdf_and_docx_resources_are_cards_and_searchable_by_page_and_heading(tmp
     assert hits[0]["path"] == "resource/guide.docx" and heading in hits[0]["heading_path"]
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_encrypted_scanned_and_hostile_documents_are_named_and_the_job_goes_on(tmp_path):
     ws = tmp_path / "ws"
     assert run_cli("-w", str(ws), "init").returncode == 0

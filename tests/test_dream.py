@@ -156,6 +156,7 @@ def test_budget_takes_whole_notes_and_reports_the_backlog(settings, lay):
     assert dreams[0]["summary"].endswith("backlog: 1 notes") and dreams[1]["summary"].endswith("backlog: 0 notes")
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_a_busy_day_is_caught_up_in_one_run_with_the_defaults(settings, lay):
     """Hundreds of messages in a day: the nightly defaults consume them all in one run."""
     for session in range(12):

@@ -25,6 +25,8 @@ from memflow.tasks.dream.consolidation import decide_offline
 from memflow.tasks.dream.nightly import catalog_path, run_dream
 from memflow.tasks.recall import search
 
+pytestmark = pytest.mark.slow  # several nightly dreams
+
 SMALL_TALK = ["Hi! Good morning.", "Thanks, that worked.", "Sounds good.", "好的，谢谢", "Hello again."]
 PROCEDURES = [
     "To fix ERR_LEDGER_DRIFT, run ./scripts/reconcile.sh --ledger main and then check the drift dashboard.",

@@ -17,6 +17,8 @@ from memflow.tasks.fleet import find_workspaces, plan_starts
 from memflow.tasks.ground.lock import WorkspaceBusy, acquire, limit_name, release
 from memflow.tasks.ground.workspace import init_workspace, layout
 
+pytestmark = pytest.mark.slow  # fleets on Dask
+
 FACTS = ["The staging database moved to port 6543 last week.",
          "Our on-call rotation switches every Tuesday at noon.",
          "I keep the release checklist in the ops wiki under Deploys.",

@@ -7,9 +7,13 @@ import os
 import random
 from pathlib import Path
 
+import pytest
+
 from memflow.schemas.settings import load_settings
 from memflow.tasks.capture import auto_memory
 from memflow.tasks.ground.workspace import init_workspace, layout
+
+pytestmark = pytest.mark.slow  # fleets on Dask
 
 WORDS = ("harbor quartz lantern meadow cobalt falcon orchard glacier saffron tundra velvet "
          "juniper basalt cinder marble thistle canyon ember willow prism").split()

@@ -8,7 +8,7 @@ from memflow.tasks.capture.model_writer import example_reply
 from memflow.tasks.ground.fileops import write_file
 from memflow.tasks.ground.lock import workspace_lock
 
-pytestmark = pytest.mark.usefixtures("prefect_server")
+pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]  # slow: Prefect flow runs on a server
 
 
 def test_index_and_recall_flows(settings, lay):

@@ -14,6 +14,8 @@ from nbclient import NotebookClient
 
 from memflow.tasks.evaluate import run_evaluation
 
+pytestmark = pytest.mark.slow  # runs both notebooks
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 SAMPLE = Path(__file__).resolve().parents[1] / "memflow" / "samples" / "locomo_sample.json"
 PARAMS = ("MEMFLOW_NOTEBOOK_WORKSPACE", "MEMFLOW_NOTEBOOK_EVAL_DIRS")

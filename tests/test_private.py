@@ -5,6 +5,8 @@ key can live in the environment and is never printed."""
 import json
 import os
 
+import pytest
+
 from helpers import run_cli
 from mcp import Client
 from mcp.client.stdio import stdio_client
@@ -81,6 +83,7 @@ def sent_key(fake_model) -> str:
     return headers.get("authorization", "")
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_the_api_key_comes_from_the_environment_and_is_never_printed(lay, fake_model):
     ws = str(lay.root)
     (lay.root / "memflow.toml").write_text(

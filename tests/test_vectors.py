@@ -120,6 +120,7 @@ def vector_rank(settings, query: str, path: str) -> int | None:
     return next((r.explain["ranks"].get("vector") for r in results if r.path == path), None)
 
 
+@pytest.mark.slow  # >10 s here (pytest --durations)
 def test_local_model_first_person_reading_lifts_the_paraphrase(settings, lay):
     pytest.importorskip("sentence_transformers")
     build_corpus(lay)

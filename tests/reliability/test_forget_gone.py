@@ -26,6 +26,8 @@ from harness import ENV, FULL, copy_workspace, start, timed
 
 from memflow.tasks.ground.tokenize import tokenize
 
+pytestmark = pytest.mark.slow  # builds a workspace through the CLI as subprocesses
+
 FORGET_TRIALS = int(os.environ.get("MEMFLOW_FORGET_TRIALS", "10" if FULL else "1"))
 FORGET_KILLS = 20 if FULL else 2
 SYLLABLES = ["zan", "quo", "mar", "vel", "dri", "pex", "lun", "tor", "bix", "fen", "yor", "kam"]

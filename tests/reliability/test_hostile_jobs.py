@@ -18,6 +18,8 @@ from hostile import KINDS, SPECIALS, deep_json, make_hostile, make_hostile_speci
 
 from memflow import api
 
+pytestmark = pytest.mark.slow  # every job as a process on the hostile corpus
+
 WARNED_NEW = {"yaml_bad_timestamp", "yaml_unknown_tag", "alias_long_string", "huge_heading"}
 DIGEST_SKIPPED = {"digest/fifo.md", "digest/dangling.md", "digest/loop.md"}
 TIMEOUT = 900

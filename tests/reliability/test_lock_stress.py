@@ -21,6 +21,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # many processes, SIGKILL harness
+
 FULL = os.environ.get("MEMFLOW_RELIABILITY") == "full"
 PROCESSES = 6
 PER_PROCESS = 1000 if FULL else 40

@@ -23,6 +23,8 @@ from memflow import api
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.ground.markdown import line_text
 
+pytestmark = pytest.mark.slow  # random edit steps through the CLI
+
 SEEDS = [4111, 5227, 6343] if FULL else [4111]
 STEPS = 40 if FULL else 12
 

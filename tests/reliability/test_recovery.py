@@ -21,6 +21,8 @@ from test_reliability import PROBE, conversation
 
 from memflow import api
 
+pytestmark = pytest.mark.slow  # killed dreams and restores
+
 DREAM_KILLS = int(__import__("os").environ.get("MEMFLOW_RELIABILITY_KILLS", "100" if FULL else "3"))
 INDEX_RUNS = 20 if FULL else 2
 CATALOG = "metadata/state/dream_catalog.json"

@@ -29,6 +29,8 @@ from hostile import make_hostile
 from memflow import api
 from memflow.tasks.evaluate.locomo import session_messages
 
+pytestmark = pytest.mark.slow  # kill -9 harness of every writing job
+
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 # queries the conversation answers: the LoCoMo sample's where the dev split is at hand, else the

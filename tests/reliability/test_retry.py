@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # CLI scenario per fault kind
+
 FULL = os.environ.get("MEMFLOW_RELIABILITY") == "full"
 PER_FAULT = 10 if FULL else 1
 ENV = {**os.environ, "PREFECT_API_URL": "", "MEMFLOW_LOCK_WAIT": "60"}

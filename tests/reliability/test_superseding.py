@@ -20,6 +20,8 @@ from harness import FULL, memflow
 
 from memflow import api
 
+pytestmark = pytest.mark.slow  # black-box CLI runs with dreams
+
 PAIRS = 40 if FULL else 6
 SEEDS = tuple(int(x) for x in os.environ["MEMFLOW_SEEDS"].split(",")) if os.environ.get("MEMFLOW_SEEDS") \
     else (20261202, 7177) if FULL else (20261202,)
