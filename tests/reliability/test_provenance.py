@@ -238,8 +238,8 @@ def test_forget_then_dream_keeps_history_in_order(tmp_path):
     api.capture(messages(["My cat Mochi is three years old.", "I live in Berlin with my sister Anna."],
                          "2026-03-02", 1), "a", ws)
     api.dream(ws, date="2026-03-02")
-    for day, city in (("2026-03-09", "Lisbon"), ("2026-03-16", "Porto")):
-        api.capture(messages([f"I live in {city} with my sister Anna."], day, 1), day, ws)
+    for day, old, city in (("2026-03-09", "Berlin", "Lisbon"), ("2026-03-16", "Lisbon", "Porto")):
+        api.capture(messages([f"I moved from {old} to {city} with my sister Anna."], day, 1), day, ws)
         api.dream(ws, date=day)
     api.forget(ws, match="Mochi")
     api.capture(messages(["I work as a nurse at the city hospital."], "2026-03-20", 1), "d", ws)
