@@ -224,20 +224,36 @@ def plan_links(lay: Layout, renames: dict[str, str], maps: dict[str, dict[int, i
     """Every link to a renamed file points at its new path, and every `#L..` anchor into a file
     that lost lines at the lines' new numbers (added to `edits`)."""
     moved = {**renames, **{rel: rel for rel in maps}}
-    if not moved:
+
+    def relink(current: str, line: str) -> object:
+        new = _relinked(current, renames, maps)
+        return new if new != line else _KEEP
+
+    _edit_linking_lines(lay, (lay.daily, lay.digest, lay.resource), set(moved), delete, edits, relink)
+
+
+_KEEP = object()  # `_edit_linking_lines`: the line stays as it is
+
+
+def _edit_linking_lines(lay: Layout, folders: tuple[str, ...], targets: set[str], delete: set[str],
+                        edits: dict[str, dict[int, str | None]], rewrite) -> None:
+    """Each line (as `edits` already has it) of the notes under `folders` that links one of
+    `targets`, not in a file to delete, rewritten by `rewrite(current, original)`: the new line,
+    None to drop it, or `_KEEP` (added to `edits`)."""
+    if not targets:
         return
-    for rel in files(lay, lay.daily) + files(lay, lay.digest) + files(lay, lay.resource):
+    for rel in [rel for folder in folders for rel in files(lay, folder)]:
         if rel in delete:
             continue
         text = read_text(lay.root / rel)
-        if not any(f"[[{old}" in text for old in moved):
+        if not any(f"[[{target}" in text for target in targets):
             continue
         edit = edits.get(rel, {})
         for number, line in enumerate(text.split("\n"), 1):
             current = edit.get(number, line)
             if current is not None and "[[" in current:
-                new = _relinked(current, renames, maps)
-                if new != line:
+                new = rewrite(current, line)
+                if new is not _KEEP:
                     edit[number] = new
         if edit:
             edits[rel] = edit
@@ -262,24 +278,13 @@ def plan_unlinks(lay: Layout, delete: set[str], edits: dict[str, dict[int, str |
     """No link is left pointing at a removed file: every note's line that links one (a digest
     node's `Related:` line included) loses that link (added to `edits`); a line with nothing
     left goes."""
-    if not delete:
-        return
-    for rel in files(lay, lay.daily) + files(lay, lay.digest):
-        if rel in delete:
-            continue
-        text = read_text(lay.root / rel)
-        if not any(f"[[{gone}" in text for gone in delete):
-            continue
-        edit = edits.get(rel, {})
-        for number, line in enumerate(text.split("\n"), 1):
-            current = edit.get(number, line)
-            if current is None or "[[" not in current:
-                continue
-            new = without_links(current, delete)
-            if new != current:
-                edit[number] = new if line_text(new) or new.startswith(RELATED) and new != RELATED else None
-        if edit:
-            edits[rel] = edit
+    def unlink(current: str, _line: str) -> object:
+        new = without_links(current, delete)
+        if new == current:
+            return _KEEP
+        return new if line_text(new) or new.startswith(RELATED) and new != RELATED else None
+
+    _edit_linking_lines(lay, (lay.daily, lay.digest), delete, delete, edits, unlink)
 
 
 def remove_empty_dirs(root: Path, rels: list[str]) -> None:
