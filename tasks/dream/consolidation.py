@@ -30,7 +30,7 @@ from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.ground.secrets import MARK
 from memflow.tasks.dream.change import (WHO_PREFIX_RE, clauses, is_clause, other_context, split_outside, strip_label,
                                         strip_marker)
-from memflow.tasks.dream.digest import FactLine, facts_of, plain
+from memflow.tasks.dream.digest import ROLE_RE, FactLine, facts_of, plain
 from memflow.tasks.dream.facts import UNPLACED, Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
 from memflow.tasks.ground.speakers import OTHERS_TITLE
@@ -43,8 +43,6 @@ _NOT_WHO = frozenset({"Correction", "Note", "Update", "Todo", "Reminder", "Warni
                       "Tip", "Important", "Summary", "Also", "Next", "Fix", "Step", "Question",
                       "Answer", "User", "Assistant"})
 
-
-_ASSISTANT_RE = re.compile(r"^(Assistant|Tool|System): ", re.IGNORECASE)  # a role, as chat logs write it
 
 
 def note_facts(note: Note, procedures: bool = True) -> list[Evidence]:
@@ -65,11 +63,15 @@ def note_facts(note: Note, procedures: bool = True) -> list[Evidence]:
         if not match or kind == "questions":
             continue
         text = plain(match.group(1))
-        if kind == "others" and _ASSISTANT_RE.match(text):
-            text = _ASSISTANT_RE.sub("", text)
-            if not procedures or subject_of(text).bucket != "procedure":
+        role = ROLE_RE.match(text) if kind == "others" else None
+        if role:
+            # kept with its role ("Assistant: Lower BATCH_SIZE to 200"): a node line says who
+            # said it as its daily line does, so recall weighs it as an assistant's words
+            said = text[role.end():]
+            if not procedures or subject_of(said).bucket != "procedure" or not is_memory(said):
                 continue
-        if len(text) >= 3 and is_memory(speaker(text)[1]):
+            facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))
+        elif len(text) >= 3 and is_memory(speaker(text)[1]):
             facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))
     return facts
 

@@ -53,6 +53,11 @@ def _links(tail: str) -> list[str]:
     return [f"{l.target}#{l.anchor}" if l.anchor else l.target for l in parse_links(tail)]
 
 
+# a role before a fact taken from a chat's other party ("Assistant: Run deploy/rollback.sh ..."):
+# the line says who said it, as its daily line does; a node's description is the words alone
+ROLE_RE = re.compile(r"^(Assistant|Tool|System): ", re.IGNORECASE)
+
+
 def fact_line(day: str, text: str, links: list[str]) -> str:
     return f"- {day}: {' '.join(text.split())}" + "".join(f" [[{link}]]" for link in links)
 
@@ -67,7 +72,7 @@ def render_node(name: str, subject: str, facts: list[tuple[str, str, list[str]]]
     body = [f"# {name}", "", *[fact_line(*f) for f in facts]]
     if related:
         body += ["", RELATED + ", ".join(f"[[{r}]]" for r in related)]
-    meta = {"name": name, "description": facts[0][1][:200] if facts else "", "subject": subject,
+    meta = {"name": name, "description": ROLE_RE.sub("", facts[0][1])[:200] if facts else "", "subject": subject,
             "format": FORMAT, **(extra_meta or {})}
     return render_note(meta, "\n" + "\n".join(body) + "\n")
 
