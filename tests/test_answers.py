@@ -172,3 +172,35 @@ def test_a_greeting_opens_no_block_after_the_opening(settings, seed):
     for budget in (200, 500):
         packed = api.search(f"Where is my {adj} {noun} in the morning?", settings, budget_tokens=budget).packed
         assert all(block.split("\n")[1] != "user: Hi! Good morning." for block in packed), packed
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_a_digest_restatement_does_not_push_the_newer_long_turn_out_of_the_opening(settings, seed):
+    """A digest fact restating a clause of a long turn ("My X is at A.") scores far above the
+    long turn it came from; it is shown once, as the turn, so it must not set the bar a newer
+    long turn ("... moved my X to B ...") has to reach to open the context."""
+    rng, v = make_vocab(seed)
+    adj, noun = pick(rng, v, "adj"), pick(rng, v, "noun")
+    old, new = pick(rng, v, "name", 2)
+
+    def long_turn(statement: str) -> str:
+        filler = [f"The {pick(rng, v, 'filler')} {pick(rng, v, 'filler')} was {pick(rng, v, 'qualifier')}."
+                  for _ in range(14)]
+        return " ".join([*filler[:4], statement, *filler[4:]])
+
+    api.capture(session(rng, v, 0, [long_turn(f"My {adj} {noun} is at {old}.")], echo=False), "s0", settings)
+    api.capture(session(rng, v, 1, []), "s1", settings)
+    api.capture(session(rng, v, 2, [long_turn(f"Since then the {adj} {noun} sits at {new} for good.")],
+                        echo=False), "s2", settings)
+    root = settings.workspace
+    daily = next(p for p in sorted((root / "daily").rglob("*.md")) if f"is at {old}" in p.read_text())
+    number = next(n for n, line in enumerate(daily.read_text().split("\n"), 1) if f"is at {old}" in line)
+    node = root / "digest" / "wiki" / f"{noun.lower()}.md"
+    node.parent.mkdir(parents=True, exist_ok=True)
+    link = daily.relative_to(root).as_posix()
+    node.write_text(f"---\nname: {noun}\ndescription: where it is\nformat: facts-1\n---\n\n# {noun}\n\n"
+                    f"- {day_of(0)}: My {adj} {noun} is at {old}. [[{link}#L{number}]]\n")
+    api.index(settings)
+    lines = lines_of(api.search(f"Where is my {adj} {noun}?", settings, budget_tokens=500).packed)
+    assert first_with(lines, new) < len(lines), lines
+    assert first_with(lines, new) <= first_with(lines, old), lines

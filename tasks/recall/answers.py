@@ -134,11 +134,16 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
         lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
     assistant = 1.0 if asked & ASSISTANT_MARKS else ASSISTANT  # unless the question names it
     scored = _bm25(lines, weights, assistant)
-    best = max(scored.values(), default=0.0)
+    # a line another candidate says in full (a digest fact and the turn it came from) is shown
+    # once, as the longer one: the short restatement scores higher and would set a bar its own
+    # source, the line shown, does not reach (`_not_restated`)
+    restated = {line.key for line in lines if scored[line.key] > 0} - \
+        {line.key for line in _not_restated([line for line in lines if scored[line.key] > 0])}
+    best = max((score for key, score in scored.items() if key not in restated), default=0.0)
     if best <= 0:
         return []
     said = frozenset(t for t in asked if not t.startswith(MARK))  # what is asked, not who said it
-    chosen = _no_echoes([line for line in lines if scored[line.key] >= BAND * best
+    chosen = _no_echoes([line for line in lines if scored[line.key] >= BAND * best and line.key not in restated
                          and said.intersection(line.counts)], asked, assistant < 1.0)
     by_score = _with_replies(sorted(chosen, key=lambda x: -scored[x.key]), lines)
     by_day = sorted((x for x in chosen if scored[x.key] >= NEWEST_BAND * best),
