@@ -1190,3 +1190,27 @@ def test_a_chinese_measure_restated_with_the_name_alone_stands_beside(settings, 
     [line] = [f for f in facts.values() if f"{y}{unit}" in f.text]
     assert not line.history and any(f"{x}{unit}" in f.text and not f.history for f in facts.values()), line
     assert any(f"我住在{city}" in f.text and not f.history for f in facts.values())  # untouched
+
+
+def test_a_word_opening_a_statement_before_its_subject_names_no_node(vocab):
+    """A word set off by a comma, or followed by a pronoun, a determiner or a conjunction before
+    one, is not what the statement is about, whatever the word is (an interjection, an adverb:
+    here pseudo-words in both places); a name followed by an appositive is the subject."""
+    from memflow.tasks.dream.facts import subject_of, without_opener
+
+    rng, v = vocab
+    for _ in range(20):
+        opener = pick(rng, v, "qualifier").capitalize()
+        noun, value, name = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "name")
+        for said in (f"{opener}, the {noun} is at {value}.", f"{opener} the {noun} is at {value}.",
+                     f"{opener} and the {noun} is at {value} now."):
+            assert subject_of(said).name.lower() == noun, (said, subject_of(said))
+        assert subject_of(f"{opener}, my {noun} is at {value}.").key == "person:the-user"
+        assert subject_of(f"{opener} and we keep the {noun} at {value}.").key == "person:the-user"
+        # a subject that is a pronoun with nothing before it to point to places nothing
+        assert subject_of(f"{opener}, she's at {value} now.", placed_only=True).key == ""
+        # not an opener: a name, its appositive, or a name and another joined by "and"
+        appositive = f"{name}, the {noun} of mine, is at {value}."
+        assert without_opener(appositive) == appositive
+        other = pick(rng, v, "name")
+        assert subject_of(f"{name} and {other} keep the {noun} at {value}.").name.startswith(name)

@@ -30,7 +30,7 @@ from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.ground.secrets import MARK
 from memflow.tasks.dream.change import (WHO_PREFIX_RE, clauses, is_clause, other_context, split_outside, strip_label,
                                         strip_marker)
-from memflow.tasks.dream.digest import ROLE_RE, FactLine, facts_of, plain
+from memflow.tasks.dream.digest import ROLE_RE, FactLine, described, facts_of, plain
 from memflow.tasks.dream.facts import UNPLACED, Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
 from memflow.tasks.ground.speakers import OTHERS_TITLE
@@ -339,7 +339,7 @@ def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
         return Correct(path=path, old=old, new=fact, reason="the same statement with a new value")
     if candidates:
         return Refine(path=list(candidates)[-1], additions=[fact])
-    return Create(path=new_path, name=unit.name, description=fact[:200], claims=[fact])
+    return Create(path=new_path, name=unit.name, description=described(fact), claims=[fact])
 
 
 def choose_topics(facts: list[Evidence], count: int, recent: set[str]) -> list[Topic]:

@@ -58,6 +58,11 @@ def _links(tail: str) -> list[str]:
 ROLE_RE = re.compile(r"^(Assistant|Tool|System): ", re.IGNORECASE)
 
 
+def described(fact: str) -> str:
+    """A node's description from a fact's text: its words without a role, at most 200 characters."""
+    return ROLE_RE.sub("", fact)[:200]
+
+
 def fact_line(day: str, text: str, links: list[str]) -> str:
     return f"- {day}: {' '.join(text.split())}" + "".join(f" [[{link}]]" for link in links)
 
@@ -72,7 +77,7 @@ def render_node(name: str, subject: str, facts: list[tuple[str, str, list[str]]]
     body = [f"# {name}", "", *[fact_line(*f) for f in facts]]
     if related:
         body += ["", RELATED + ", ".join(f"[[{r}]]" for r in related)]
-    meta = {"name": name, "description": ROLE_RE.sub("", facts[0][1])[:200] if facts else "", "subject": subject,
+    meta = {"name": name, "description": described(facts[0][1]) if facts else "", "subject": subject,
             "format": FORMAT, **(extra_meta or {})}
     return render_note(meta, "\n" + "\n".join(body) + "\n")
 

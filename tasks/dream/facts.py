@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import (DETERMINERS, demonstrative_led, pronoun_led, relation, strip_label, strip_marker,
-                                        subject, subject_phrase)
+from memflow.tasks.dream.change import (DETERMINERS, PREPOSITIONS, PRONOUNS, SUBORDINATORS, demonstrative_led,
+                                        pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase)
+from memflow.tasks.dream.digest import ROLE_RE
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -156,6 +157,41 @@ def _named(word: str) -> bool:
     return word not in _NOT_NAMES and not (word.endswith("s") and word[:-1] in _NOT_NAMES)
 
 
+# coordinating conjunctions (a closed class): "Oh and we renamed the dog" opens a clause of its own
+_COORDINATORS = frozenset("and but so or yet".split())
+_OPENING_RE = re.compile(r"^\s*([A-Za-z]+)(,?)\s+([^\s,]+)")
+_APPOSITIVE_RE = re.compile(r"[^,.!?;:]{1,40},")
+
+
+def without_opener(text: str) -> str:
+    """The statement without a word opening it that cannot be its subject, read from where it
+    stands, not from a list of such words: one set off by a comma ("Yeah, she's an hour away",
+    "Perfect, Retiro it is", "Ugh, probably 60 days"), unless a noun phrase closed by a second
+    comma follows (an appositive: "Jonas, my brother, lives in Oslo"), or one followed by a word
+    that opens a clause or a noun phrase of its own: a pronoun, a determiner, a conjunction before
+    either ("Yeah she's fine", "Also the p95 hasn't moved", "Oh and we renamed the dog"). A
+    preposition or a subordinator opening the sentence is left to `subject_phrase` ("In Berlin
+    we ...", "When we moved, ..."). Such a word named nodes "Yeah", "Oh", "Also", gathering
+    unrelated statements."""
+    match = _OPENING_RE.match(text)
+    if not match:
+        return text
+    first, comma, after = match.group(1).lower(), match.group(2), match.group(3)
+    if first in PRONOUNS or first in DETERMINERS or first in PREPOSITIONS or first in SUBORDINATORS \
+            or first in _COORDINATORS:
+        return text
+    rest = text[match.start(3):]
+    head = re.split(r"['’]", after.lower(), maxsplit=1)[0]
+    opens = head in PRONOUNS or head in DETERMINERS
+    if head in _COORDINATORS:  # "Oh and we ...", not "Alice and Bob ..."
+        following = (rest.split()[1:2] or [""])[0]
+        opens = re.split(r"['’]", following.lower(), maxsplit=1)[0] in PRONOUNS | DETERMINERS
+        rest = rest[len(after):].lstrip() if opens else rest
+    if comma and head not in PRONOUNS and _APPOSITIVE_RE.match(rest):
+        return text
+    return rest if comma or opens else text
+
+
 def slug(text: str) -> str:
     return re.sub(rf"[^a-z0-9{_HAN}]+", "-", text.lower()).strip("-")
 
@@ -216,7 +252,7 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
     `placed_only`: a statement opening on such a pronoun that names nothing and has no
     antecedent is `UNPLACED` (no node can say what it is about), not a node named by its first
     words."""
-    text = strip_label(strip_marker(text))
+    text = without_opener(strip_label(strip_marker(ROLE_RE.sub("", text))))
     if is_procedure(text, who):
         about = procedure_subject(text)
         return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
@@ -252,4 +288,4 @@ def same_fact(new: str, old: str) -> str | None:
     "same" (the same statement again), "replaces" (the new statement shows that the value
     changed: one slot of the same frame holds a new value of the same kind, or it names the old
     value), or None (another fact, kept beside the old one)."""
-    return relation(new, old)
+    return relation(ROLE_RE.sub("", new), ROLE_RE.sub("", old))  # who said them is no part of either

@@ -337,7 +337,7 @@ def apply_decision(lay: Layout, decision: Decision, unit: Unit,
             if not edit:  # (an edited line is its own evidence: the fact cites it)
                 check_grounded(new, context_of(links)[0])
             after = digest.supersede(before, touched, day, digest.plain(new), links)
-            after = digest.set_meta(after, description=digest.facts_of(after)[0].text[:200])
+            after = digest.set_meta(after, description=digest.described(digest.facts_of(after)[0].text))
     digest.check_only_changed(before, after, touched)
     return path, (None if after == before else after), False
 
@@ -358,7 +358,7 @@ def split_if_full(lay: Layout, decision: Decision, unit: Unit, new_path: str, li
     match decision:
         case Refine(path=path, before="") if (lay.root / path).stat().st_size > limit:
             name = parse_note(path, read_text(lay.root / path)).metadata.get("name", unit.name)
-            return Create(path=new_path, name=str(name), description=unit.summary[:200],
+            return Create(path=new_path, name=str(name), description=digest.described(unit.summary),
                           claims=decision.additions, continues=path)
     return decision
 
