@@ -73,6 +73,9 @@ FIXTURES = [
     # (message text, section it lands in or None when dropped)
     ("hi there", None), ("Good morning!", None), ("ok", None), ("thanks!", None),
     ("好的，谢谢", None), ("你好", None), ("How are you doing?", None), ("How have you been?", None),
+    # an acknowledgement opening a line is chatter when nothing after it says two things
+    ("Sure thing!", None), ("Understood.", None), ("记住了", None),
+    ("Sure, the spare key is under the blue pot.", "facts"),
     ("Can you remind me what we said yesterday?", "questions"),
     ("Where should I store the backups?", "questions"),
     ("Please summarise the incident report for me.", "questions"),

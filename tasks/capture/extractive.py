@@ -27,10 +27,16 @@ _SMALL_TALK = re.compile(
     r"( later)?|yes|no|yep|nope|yeah|got it|that worked|it worked|sounds good|you'?re welcome|"
     r"no problem|how can i help( you)?( today)?|how are you( doing)?( today)?|i'?m (fine|good)|"
     r"how have you been( lately)?|how('?s| is) (it going|everything|life)|what'?s up|"
-    r"(it'?s )?(good|great|nice) to (see|hear from|meet) you|long time no see|"
-    r"好的?|谢谢(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行)$")
+    r"(it'?s )?(good|great|nice) to (see|hear from|meet) you|long time no see|noted|understood|will do|done|"
+    r"glad (i could|to) help|happy to help|any ?time|my pleasure|"
+    r"好的?|谢谢(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行|记住了|明白)$")
+# what a reply opens on when it only acknowledges ("Noted: ...", "Sure, ...")
 _ACK_START = re.compile(r"^(noted|got it|understood|updated|sure|okay|ok|will do|done|"
                         r"好的|记住了|收到|明白)\b[:,：，!！ ]", re.IGNORECASE)
+# a courtesy that opens a sentence and offers nothing ("Let me know if ...", "Hope this helps")
+_COURTESY = re.compile(r"^(let me know if|feel free to|hope (this|that) helps|glad (i could|to)|happy to help|"
+                       r"is there anything else|anything else|great question|you'?re welcome|no worries|"
+                       r"有什么(其他|别的)|还有什么)", re.IGNORECASE)
 _REFLECTION = re.compile(r"\b(next time|should have|we forgot|i forgot|lesson|in the future|"
                          r"avoid .* again)\b|下次|以后要|教训|忘了", re.IGNORECASE)
 _DECISION = re.compile(r"\b(we decided|decided to|we will|we'll|let's|agreed|going to)\b|决定|我们会|打算",
@@ -77,7 +83,15 @@ def _says_something(sentence: str) -> bool:
 def small_talk(sentence: str, role: str) -> bool:
     """A greeting, thanks or acknowledgement that carries nothing. (In a turn that says
     something, every other sentence is kept: exclamations and asides are context of it.)"""
-    if role == "assistant" and _ACK_START.match(sentence.strip()):
+    opening = _ACK_START.match(sentence.strip())
+    if opening:
+        # an assistant's acknowledgement is chatter; anyone's is when nothing after it says
+        # two things ("Sure thing!", "Done deal"; not "Sure, the dogs are in the park")
+        rest = sentence.strip()[opening.end():]
+        if role == "assistant" or small_talk(rest, role) or len(_content_words(rest)) + len(
+                [c for c in _HAN_RE.findall(rest) if c not in _HAN_CHATTER]) < 2:
+            return True
+    if _COURTESY.match(sentence.strip()):
         return True
     # chatter part by part: "Good morning, Melanie!", "Hey Mel, how are you?"
     # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.")

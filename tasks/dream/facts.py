@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memflow.tasks.capture import informative
+from memflow.tasks.capture import informative, small_talk
 from memflow.tasks.dream.change import (DETERMINERS, PREPOSITIONS, PRONOUNS, SUBORDINATORS, demonstrative_led,
                                         pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase)
 from memflow.tasks.dream.digest import ROLE_RE
@@ -23,34 +23,18 @@ from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 
 # -- what is not memory ------------------------------------------------------------------------
-_SMALL_TALK = re.compile(
-    r"^(hi|hello|hey|hello again|good (morning|afternoon|evening|night)|morning|thanks?|thank you"
-    r"( so much| very much)?|thx|ok(ay)?|sure|great|cool|nice|perfect|awesome|bye|goodbye|see you"
-    r"( later)?|yes|no|yep|nope|yeah|got it|that worked|it worked|sounds good|you'?re welcome|"
-    r"no problem|how can i help( you)?( today)?|how are you( doing)?|i'?m (fine|good)|noted|"
-    r"glad (i could|to) help|happy to help|any time|anytime|my pleasure|will do|done|understood|"
-    r"好的?|谢谢(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行|记住了|明白)$",
-    re.IGNORECASE)
-_PLEASANTRY = re.compile(
-    r"^(let me know if|feel free to|hope (this|that) helps|glad (i could|to)|happy to help|"
-    r"is there anything else|anything else|great question|you'?re welcome|no worries|"
-    r"有什么(其他|别的)|还有什么)", re.IGNORECASE)
-# an acknowledgement opening a sentence: chatter unless what follows it says something
-# ("Sure thing!" is chatter; "Sure Bob - the dogs are in the park!" is not)
-_ACK_LEAD = re.compile(r"^(?:(?:noted|got it|understood|updated|sure|okay|ok|will do|done)\b[:,!. ]|"
-                       r"(?:好的|记住了|收到|明白)[:,：，!！ ])\s*", re.IGNORECASE)
+# a marker a chat or capture writes in place of content: `(read in part)`, `[image]`, `---`, `…`
 _MARKER = re.compile(r"^[\(\[<].{0,40}[\)\]>]\.?$|^(\.{3}|…|-{3,}|={3,}|\*{3,})$")
 _HEADER_CELL = re.compile(r"^[A-Za-z_][\w .-]{0,30}$")
 
 
 def _chatter(sentence: str) -> bool:
+    """A sentence that says nothing: capture's rule of it (`capture.small_talk`: greetings,
+    thanks, acknowledgements, courtesies, nothing but interjections or function words), or a
+    marker. One rule: what capture keeps out of a daily note and what the dream keeps out of a
+    node are the same."""
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", sentence.strip()).strip()
-    lead = _ACK_LEAD.match(bare)
-    if lead:  # "Sure thing", "Done deal": nothing after it says two things
-        rest = bare[lead.end():]
-        return _chatter(rest) or len([w for w in re.findall(rf"[A-Za-z0-9_]+|[{_HAN}]", rest)
-                                      if w.lower() not in STOPWORDS]) < 2
-    return not bare or bool(_SMALL_TALK.match(bare) or _PLEASANTRY.match(bare) or _MARKER.match(bare))
+    return not bare or small_talk(bare, "user") or bool(_MARKER.match(bare))
 
 
 _LINK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)|https?://\S+")
