@@ -129,10 +129,12 @@ _IDENTIFIER_RE = re.compile(r"(?<![\w/])(?:\.{0,2}/|~/)[\w.-]+(?:/[\w.-]+)*|(?:[
                             r"(?:[\w.-]+/)+[\w-]+\.[a-z][a-z0-9]{0,4}\b|\b[A-Za-z][\w-]*\.[a-z][a-z0-9]{1,4}\b(?!\.\w)|"
                             r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _PROPER_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?)\b")
+# closed classes: function words (determiners, pronouns, wh-words, conjunctions, adverbs of
+# sequence), day and month names and the deictic days: capitalised, they still name no subject
 _NOT_NAMES = frozenset("""The This That These Those Our We They It Its There Here When What Where
 Which While After Before Also Next Then And But Or Monday Tuesday Wednesday Thursday Friday Saturday
 Sunday January February March April May June July August September October November December
-Correction Update Note Today Tomorrow Yesterday""".split())
+Today Tomorrow Yesterday""".split())
 
 
 def _named(word: str) -> bool:
