@@ -1214,3 +1214,18 @@ def test_a_word_opening_a_statement_before_its_subject_names_no_node(vocab):
         assert without_opener(appositive) == appositive
         other = pick(rng, v, "name")
         assert subject_of(f"{name} and {other} keep the {noun} at {value}.").name.startswith(name)
+
+
+def test_a_chinese_phrase_names_no_node_a_latin_name_in_chinese_does(vocab):
+    """A subject that would be a Chinese phrase (nothing here cuts Chinese into words) makes the
+    statement the speaker's, as a statement in Chinese alone is; a Latin name leading a Chinese
+    statement names its node."""
+    from memflow.tasks.dream.facts import subject_of
+
+    rng, v = vocab
+    for _ in range(20):
+        han, other = pick(rng, v, "han", 2)
+        word, name = pick(rng, v, "object"), pick(rng, v, "name")
+        for said in (f"{han}了 {word} 和 {pick(rng, v, 'object')}", f"{han} {word} {other}"):
+            assert subject_of(said).key == "person:the-user", (said, subject_of(said))
+        assert subject_of(f"{name} {han}{other}").name == name

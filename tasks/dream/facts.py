@@ -247,6 +247,11 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
         return person_subject(who or "the user")
     label = subject_phrase(text)
+    if han and re.search(f"[{_HAN}]", label):
+        # a Chinese phrase cannot be cut into words here ("去掉了 moment" named a node "去掉",
+        # "开了 R8" one "开"): a statement whose subject would be one is the speaker's, as one
+        # in Chinese alone is
+        return person_subject(who or "the user")
     if label and _named(label.split()[0]):  # what the sentence is about, in its words
         return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
     proper = [m for m in _PROPER_RE.findall(text) if _named(m.split()[0])]
@@ -266,6 +271,8 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # statements about two things would read as one value replacing another
         return UNPLACED
     label = label or " ".join(text.split()[:3])
+    if han and re.search(f"[{_HAN}]", label):
+        return person_subject(who or "the user")
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 
 
