@@ -39,6 +39,7 @@ from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.recall.replaced import is_replaced
 from memflow.tasks.recall.timeline import within
 
+DIGEST = "digest/"  # the layer of the dream's nodes: facts restating daily lines and turns
 AFTER = 2  # sentences kept after one holding a question's term (the value follows its subject)
 NEWEST_BAND = 0.7  # of the best line's score: the answers the newest of which goes in early
 BAND = 0.3  # of the best line's score: the lines that answer the question
@@ -134,11 +135,12 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
         lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
     assistant = 1.0 if asked & ASSISTANT_MARKS else ASSISTANT  # unless the question names it
     scored = _bm25(lines, weights, assistant)
-    # a line another candidate says in full (a digest fact and the turn it came from) is shown
-    # once, as the longer one: the short restatement scores higher and would set a bar its own
-    # source, the line shown, does not reach (`_not_restated`)
-    restated = {line.key for line in lines if scored[line.key] > 0} - \
-        {line.key for line in _not_restated([line for line in lines if scored[line.key] > 0])}
+    # a digest fact that another candidate says in full (the turn it came from, `_not_restated`)
+    # is shown once, as that line: it neither answers nor sets the bar of the band (it scores
+    # higher for being short, and set a bar a newer long turn did not reach)
+    answering = [line for line in lines if scored[line.key] > 0]
+    restated = {line.key for line in answering if line.source.startswith(DIGEST)} - \
+        {line.key for line in _not_restated(answering)}
     best = max((score for key, score in scored.items() if key not in restated), default=0.0)
     if best <= 0:
         return []
