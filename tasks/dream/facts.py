@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative
-from memflow.tasks.dream.change import (DETERMINERS, demonstrative_led, pronoun_led, relation, strip_label, strip_marker,
-                                        subject, subject_phrase)
+from memflow.tasks.dream.change import relation
+from memflow.tasks.dream.statements import strip_label, subject, subject_phrase
+from memflow.tasks.dream.words import DETERMINERS, EN_NUMBERS, demonstrative_led, pronoun_led, strip_marker, zh_number
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -93,35 +94,20 @@ def is_memory(text: str) -> bool:
 
 
 # -- values --------------------------------------------------------------------------------------
-_EN_NUMBERS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-              "八": 8, "九": 9}
 _ZH_NUMBER_RE = re.compile(r"[零一二两三四五六七八九十百]+")
-
-
-def _zh_number(text: str) -> int:
-    if "百" in text:
-        head, _, rest = text.partition("百")
-        return _ZH_DIGITS.get(head, 1) * 100 + (_zh_number(rest) if rest else 0)
-    if "十" in text:
-        head, _, rest = text.partition("十")
-        return (_ZH_DIGITS.get(head, 1) if head else 1) * 10 + (_ZH_DIGITS.get(rest, 0) if rest else 0)
-    return _ZH_DIGITS.get(text, 0) if len(text) == 1 else int("".join(str(_ZH_DIGITS[c]) for c in text))
 
 
 def numbers(text: str) -> list[str]:
     """Numbers in a text, normalised: `4`, `four`, `四` all give "4"; times keep their form."""
     found = re.findall(r"\d+(?:[.:]\d+)?", text)
-    found += [str(_EN_NUMBERS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _EN_NUMBERS]
-    found += [str(_zh_number(m)) for m in _ZH_NUMBER_RE.findall(text)]
+    found += [EN_NUMBERS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in EN_NUMBERS]
+    found += [str(zh_number(m)) for m in _ZH_NUMBER_RE.findall(text)]
     return found
 
 
 def terms(text: str) -> set[str]:
     """Content terms (stemmed, stopwords out, numbers in every spelling folded to digits)."""
-    return {t for t in tokenize(text) if not t.isdigit() and t not in _EN_NUMBERS} | set(numbers(text))
+    return {t for t in tokenize(text) if not t.isdigit() and t not in EN_NUMBERS} | set(numbers(text))
 
 
 def similarity(a: str, b: str) -> float:
