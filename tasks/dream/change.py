@@ -13,8 +13,8 @@ Anything else stands beside the old statement, dated; recall orders them by time
 of one frame with two values ("I live in Leeds", later "I live in Bristol") are both kept: the
 newer is found first, and no offline rule guesses that they answer one question (a chat model
 may decide so, `nightly.apply_decision` checks its decision by structure). The word lists here
-are closed grammatical classes (negation, deictic words of time, personal pronouns; the others
-are in `words`), never attributes or topics. Statements come cut and their subjects read by
+are closed grammatical classes (negations, personal pronouns; the others are in `words`), never
+attributes or topics. Statements come cut and their subjects read by
 `statements`; `ungrounded` checks a model's decision against the lines it cites.
 """
 
@@ -24,9 +24,8 @@ import re
 from functools import lru_cache
 
 from memflow.tasks.dream.statements import WHO_PREFIX_RE, subject
-from memflow.tasks.dream.words import (BRACKETED_RE, DEMONSTRATIVES, HAN_PREP, PREPOSITIONS, QUANTIFIERS, Tok, bare,
-                                       content_words, demonstrative_led, han_share, pronoun_led, seq_of, strip_marker,
-                                       toks)
+from memflow.tasks.dream.words import (BRACKETED_RE, HAN_PREP, PREPOSITIONS, QUANTIFIERS, Tok, content_words, han_share,
+                                       pronoun_led, seq_of, toks)
 from memflow.tasks.ground.markdown import split_frontmatter
 from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS, STOPWORDS
 
@@ -215,19 +214,9 @@ def relation(new: str, old: str) -> str | None:
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
     if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
-    if _OF_THE_DAY_RE.search(new) and _OF_THE_DAY_RE.search(old):
-        return None  # "Back on Drisdanseir today", "Back on Zukcro today": two days' events
-    if _points_elsewhere(new) and _points_elsewhere(old):
-        return None  # "It costs 40 euros", "It costs 50 euros": two "it"s need not be one thing
     return "replaces" if named_change(new, old) else None
 
 
-# the day a statement is said of (deictic time words, a closed class): "today", "yesterday",
-# "this morning", 今天 ... A statement of its own day tells that day's event; two such are two
-# days' events, not one value changed (a measure said of one day is not the next day's; one
-# denying the other is still a change, read before this)
-_OF_THE_DAY_RE = re.compile(r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening))\b|"
-                            r"今天|今晚|昨天|明天", re.IGNORECASE)
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
 _HAN_NEGATION = r"[不没沒](?![过仅但论管])"  # not 不过/不仅 (but, not only)
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|cannot)\b|n['’]t\b|"
@@ -306,19 +295,6 @@ def _affirmed(tokens: list[Tok]) -> set[str]:
 
 
 _HAN_NEGATION_RE = re.compile(_HAN_NEGATION)
-
-
-# personal pronouns whose referent two statements in two notes need not share (not "I", "we")
-_REFERRING = frozenset("it they he she you".split())
-
-
-def _points_elsewhere(text: str) -> bool:
-    """Is the statement's subject only a pronoun standing for something said elsewhere ("It
-    costs 40 euros", "That is 40 euros", "They live in Oslo")? Nothing then says that two such
-    statements are about one thing."""
-    if not (pronoun_led(text, contracted=True) or demonstrative_led(text)):
-        return False
-    return bare(toks(strip_marker(text))[0]) in _REFERRING | DEMONSTRATIVES
 
 
 # what ends a run of words as a sentence end does: a link, a bracketed marker, a bold label, a
