@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from memflow.tasks.capture import informative
 from memflow.tasks.dream.change import relation
 from memflow.tasks.dream.statements import strip_label, subject, subject_phrase
-from memflow.tasks.dream.words import DETERMINERS, EN_NUMBERS, demonstrative_led, pronoun_led, strip_marker, zh_number
+from memflow.tasks.dream.words import (DETERMINERS, EN_NUMBERS, HAN, demonstrative_led, han_share, pronoun_led,
+                                       strip_marker, zh_number)
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
-
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 
 # -- what is not memory ------------------------------------------------------------------------
 _SMALL_TALK = re.compile(
@@ -48,7 +47,7 @@ def _chatter(sentence: str) -> bool:
     lead = _ACK_LEAD.match(bare)
     if lead:  # "Sure thing", "Done deal": nothing after it says two things
         rest = bare[lead.end():]
-        return _chatter(rest) or len([w for w in re.findall(rf"[A-Za-z0-9_]+|[{_HAN}]", rest)
+        return _chatter(rest) or len([w for w in re.findall(rf"[A-Za-z0-9_]+|[{HAN}]", rest)
                                       if w.lower() not in STOPWORDS]) < 2
     return not bare or bool(_SMALL_TALK.match(bare) or _PLEASANTRY.match(bare) or _MARKER.match(bare))
 
@@ -89,7 +88,7 @@ def is_memory(text: str) -> bool:
         return False  # `name, age, city` or `| id | owner | status |`: a header, not a fact
     # what capture keeps (every statement that says something, however short), and more than a
     # one-word answer, which means nothing without its question ("Porto.")
-    han = len(re.findall(f"[{_HAN}]", bare))
+    han = len(re.findall(f"[{HAN}]", bare))
     return informative(bare, "user") and (han >= 2 or len(re.findall(r"[A-Za-z0-9_./-]+", bare)) >= 2)
 
 
@@ -143,7 +142,7 @@ def _named(word: str) -> bool:
 
 
 def slug(text: str) -> str:
-    return re.sub(rf"[^a-z0-9{_HAN}]+", "-", text.lower()).strip("-")
+    return re.sub(rf"[^a-z0-9{HAN}]+", "-", text.lower()).strip("-")
 
 
 _CODE_SPAN_RE = re.compile(r"`[^`\n]+`")
@@ -206,8 +205,7 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
     if is_procedure(text, who):
         about = procedure_subject(text)
         return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
-    han = len(re.findall(f"[{_HAN}]", text))
-    if _FIRST_PERSON.search(text) or who or han > len(re.findall(r"[A-Za-z]", text)):
+    if _FIRST_PERSON.search(text) or who or han_share(text) > 0.5:
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
         return person_subject(who or "the user")
     label = subject_phrase(text)
