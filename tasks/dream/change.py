@@ -36,8 +36,6 @@ def _same_subject(a: str, b: str) -> bool:
     return bool(words_a) and (words_a <= words_b or words_b <= words_a)
 
 
-
-
 def _is_qualifier(seq: list[Tok], start: int, led_by_pronoun: bool) -> bool:
     """Is the slot at `seq[start]` the object of a prepositional phrase that follows an object
     ("I drink tea *at* breakfast", "the team drinks tea *at* lunch"), rather than the predicate's
@@ -158,8 +156,6 @@ def _word_from_to(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
                     and after[to + 1].kind in ("word", "han", "name"):
                 return True
     return False
-
-
 
 
 # "Tom is my manager now": a name (one or two words), a copula, a possessive noun phrase
@@ -301,8 +297,6 @@ _HAN_NEGATION_RE = re.compile(_HAN_NEGATION)
 # heading mark, a colon ("[code, 7 lines] Nothing in ...", "- **retry**: Half of ...")
 _BREAK_RE = re.compile(r"\[\[[^\]]*\]\]|\[[^\]]*\]|\*\*[^*]*\*\*:?|(?:^|\s)#{1,6}\s|:\s|^\s*(?:[-*+]|\d+[.)])\s",
                        re.MULTILINE)
-
-
 
 
 def _names(text: str) -> list[Tok]:

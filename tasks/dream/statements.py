@@ -18,6 +18,7 @@ from memflow.tasks.dream.words import (AUXILIARIES, BE, BRACKETED_RE, DEMONSTRAT
                                        toks)
 from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS
 
+
 def _subject_run(text: str) -> list[Tok]:
     """The words a statement is about: a leading personal pronoun; else its first run of plain
     words, without its last word when no copula or other function word follows the run, or a
@@ -99,8 +100,6 @@ def _after_leading_clause(text: str) -> str:
     return text
 
 
-
-
 def _leading_phrase_end(tokens: tuple[Tok, ...]) -> int:
     """Where the subject starts after a leading prepositional phrase ("After the last build the
     X cache ...": at "the X"): the statement opens on a preposition, its noun phrase's words, then a
@@ -116,8 +115,6 @@ def _leading_phrase_end(tokens: tuple[Tok, ...]) -> int:
         elif tok.kind == "prep" or tok.norm in (",",):
             return 0
     return 0
-
-
 
 
 def _partitive_end(tokens: tuple[Tok, ...]) -> int:
@@ -165,7 +162,6 @@ def strip_label(text: str) -> str:
     if labelled and len(labelled.group(1).split()) <= 4 and len(labelled.group(2).split()) >= 3:
         return labelled.group(2)
     return text
-
 
 
 def split_outside(pattern: re.Pattern, text: str) -> tuple[list[str], list[str]]:
@@ -251,8 +247,6 @@ def _compound_subject(before: str, part: str) -> bool:
         return False
     seq = seq_of(before)
     return len(content_words(seq)) <= 2 and not any(t.kind == "prep" for t in seq) and not pronoun_led(before)
-
-
 
 
 def is_clause(text: str) -> bool:

@@ -151,15 +151,33 @@ def content_words(tokens: list[Tok]) -> list[Tok]:
     return [t for t in tokens if t.kind not in ("prep", "stop")]
 
 
-
-
+# -- closed word classes -----------------------------------------------------------------------
+# Articles, demonstratives and possessive determiners: what opens a noun phrase
 DETERMINERS = frozenset("the a an this that these those its their our my your his her".split())
-DETERMINERS = DETERMINERS  # a closed class: what opens a noun phrase
-
-
-# Quantifiers heading a partitive ("half of the ...", "30% of the ..."): a closed class
+DEMONSTRATIVES = frozenset("this that these those".split())
+# Quantifiers heading a partitive ("half of the ...", "30% of the ...")
 QUANTIFIERS = frozenset("half quarter third rest majority minority part most some all none many few "
                          "several each both any number share".split())
+# Forms of "be", and the auxiliary and modal verbs (a tense or mood, not a fact's verb)
+BE = frozenset("is are was were be been being am 's 're".split())
+AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
+shall should can could may might must ought""".split())
+SUBJECT_PRONOUNS = frozenset("i he she we they".split())  # pronouns only ever subjects (not "it", "you")
+# adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
+# verb ("Everyone here uses X", "Nobody still owns X")
+PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
+# Past forms of common irregular verbs (with the regular "-ed", `past_shaped`): a frame in the
+# past tense tells of an event ("I visited Rome", "we went to the cinema"), and two events are two
+# facts, never a change of value
+IRREGULAR_PAST = frozenset("""went met saw got had took made came gave found bought ran ate drank
+wrote left lost won began did said told brought thought felt kept sold sent spent built caught
+taught fought flew drove rode swam sang sat stood heard held paid read""".split())
+# a bracketed span: what a chat sent with a message ("[image: a photo of a table with snacks and
+# a cell phone]") or an aside in parentheses; no statement ends inside one
+BRACKETED_RE = re.compile(r"\[[^\[\]\n]*\]|\([^()\n]*\)")
+
+
+# -- how a statement opens ---------------------------------------------------------------------
 _MARKER_RE = re.compile(r"^\s*(?:[\[(<][^\])>]{0,40}[\])>]\s*|[A-Z][A-Za-z]{0,15}\s*#?\d+[:.)]\s+|"
                         r"[A-Z]\d+:\d+\s+|"
                         # a discourse marker before the statement, by shape: an adverb in -ly and
@@ -174,9 +192,6 @@ def strip_marker(text: str) -> str:
     return _MARKER_RE.sub("", text, count=1)
 
 
-DEMONSTRATIVES = frozenset("this that these those".split())
-
-
 def past_shaped(tok: Tok) -> bool:
     """A word shaped as a verb's past form: an irregular one, or "-ed" (not "-eed": "speed")."""
     word = tok.surface.lower()
@@ -186,6 +201,15 @@ def past_shaped(tok: Tok) -> bool:
 def bare(tok: Tok) -> str:
     """A word without a clitic ("That's" -> "that")."""
     return re.split(r"['’]", tok.surface.lower(), maxsplit=1)[0]
+
+
+def pronoun_led(text: str, contracted: bool = False) -> bool:
+    """Does the statement open on a personal pronoun ("It ...")? With `contracted`, one with a
+    verb joined to it counts ("It's ...", "They'll ..."): for naming a node only (a clause cut
+    reads "It's" as it always has)."""
+    tokens = toks(strip_marker(text))
+    return bool(tokens) and ((tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS)
+                             or (contracted and bare(tokens[0]) in PRONOUNS))
 
 
 def demonstrative_led(text: str) -> bool:
@@ -204,37 +228,8 @@ def demonstrative_led(text: str) -> bool:
     return tokens[1].norm in BE or tokens[1].norm in AUXILIARIES or after in PLAIN_ADVERBS \
         or after in ("only", "really")
 
-def pronoun_led(text: str, contracted: bool = False) -> bool:
-    """Does the statement open on a personal pronoun ("It ...")? With `contracted`, one with a
-    verb joined to it counts ("It's ...", "They'll ..."): for naming a node only (a clause cut
-    reads "It's" as it always has)."""
-    tokens = toks(strip_marker(text))
-    return bool(tokens) and ((tokens[0].kind == "stop" and tokens[0].norm in PRONOUNS)
-                             or (contracted and bare(tokens[0]) in PRONOUNS))
 
-
-# Past forms of common irregular verbs, and the regular "-ed": a frame in the past tense tells
-# of an event ("I visited Rome", "we went to the cinema"), and two events are two facts, never a
-# change of value. A closed grammatical class, not a list of topics.
-IRREGULAR_PAST = frozenset("""went met saw got had took made came gave found bought ran ate drank
-wrote left lost won began did said told brought thought felt kept sold sent spent built caught
-taught fought flew drove rode swam sang sat stood heard held paid read""".split())
-
-
-BE = frozenset("is are was were be been being am 's 're".split())
 def han_share(text: str) -> float:
     """Han characters over Han characters and Latin letters: above 0.5 the text is Chinese."""
     han = len(re.findall(f"[{HAN}]", text))
     return han / max(1, han + len(re.findall(r"[A-Za-z]", text)))
-# a bracketed span: what a chat sent with a message ("[image: a photo of a table with snacks and
-# a cell phone]") or an aside in parentheses; no statement ends inside one
-BRACKETED_RE = re.compile(r"\[[^\[\]\n]*\]|\([^()\n]*\)")
-# auxiliary and modal verbs: a closed grammatical class (a tense or mood, not a fact's verb)
-AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
-shall should can could may might must ought""".split())
-
-
-SUBJECT_PRONOUNS = frozenset("i he she we they".split())  # pronouns only ever subjects (not "it", "you")
-# adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
-# verb ("Everyone here uses X", "Nobody still owns X"): a closed class
-PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
