@@ -52,7 +52,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memflow.tasks.dream.change import clauses, relation, split_outside
+from memflow.tasks.dream.change import relation
+from memflow.tasks.dream.statements import clauses, split_outside
 from memflow.tasks.dream.consolidation import _SENTENCE_RE, sentences_of
 from memflow.tasks.dream.facts import is_memory, subject_of
 from memflow.tasks.evaluate.memright import load_scenario, scenario_folders

@@ -19,7 +19,8 @@ from helpers import misplaced_packed_lines
 from memflow import api
 from memflow.tasks.capture.conversation import auto_memory
 from memflow.tasks.dream import digest
-from memflow.tasks.dream.change import clauses, relation
+from memflow.tasks.dream.change import relation
+from memflow.tasks.dream.statements import clauses
 from memflow.tasks.dream.nightly import run_dream
 from memflow.tasks.recall import search
 
@@ -36,14 +37,15 @@ def vocabulary(rng: random.Random, n: int, syllables: tuple[int, int] = (2, 3)) 
     irregular past form such as "gave", which is a verb in any sentence, nor a pronoun such as
     "mine", which makes any sentence the speaker's, nor a negation such as "none", nor a number
     word such as "nine", which is a value in any sentence)."""
-    from memflow.tasks.dream.change import _EN_NUMBERS, _IRREGULAR_PAST, negated
+    from memflow.tasks.dream.change import negated
+    from memflow.tasks.dream.words import EN_NUMBERS, IRREGULAR_PAST
     from memflow.tasks.dream.consolidation import _ME_RE, _YOU_RE
     from memflow.tasks.ground.tokenize import STOPWORDS
 
     words: set[str] = set()
     while len(words) < n:
         word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.randint(*syllables)))
-        if word not in STOPWORDS and word not in _IRREGULAR_PAST and word not in _EN_NUMBERS and not _ME_RE.fullmatch(word) \
+        if word not in STOPWORDS and word not in IRREGULAR_PAST and word not in EN_NUMBERS and not _ME_RE.fullmatch(word) \
                 and not _YOU_RE.fullmatch(word) and not negated(word):
             words.add(word)
     return sorted(words)
@@ -398,7 +400,7 @@ def test_a_measure_said_at_a_new_level_stands_beside(vocab):
     ("grew to"), the old qualifiers kept and nothing added after the number. Near misses: another
     unit, another word in the noun phrase, a pronoun, the old verb not said again, a qualifier
     dropped or added, a change by an amount ("by"), a whole number with no unit."""
-    from memflow.tasks.dream.change import PREPOSITIONS
+    from memflow.tasks.dream.words import PREPOSITIONS
     from memflow.tasks.ground.tokenize import STOPWORDS
 
     rng, v = vocab

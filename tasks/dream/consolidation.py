@@ -2,7 +2,7 @@
 interest topics. Deterministic, so a labelled fixture can pin its actions.
 
 One unit per fact line worth remembering (`facts.is_memory`), about one subject
-(`facts.subject_of`). A line stating several facts is split first (`change.clauses`). A decision
+(`facts.subject_of`). A line stating several facts is split first (`statements.clauses`). A decision
 compares a unit with the facts of that subject's node (`change.relation`): the same statement ->
 CORROBORATE (its source is added to the line), evidence that a value changed (one slot of the
 same frame, or the old value named) -> CORRECT (the new value first, the old one kept as dated
@@ -28,8 +28,9 @@ from memflow.schemas.dream import (
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.ground.secrets import MARK
-from memflow.tasks.dream.change import (WHO_PREFIX_RE, clauses, is_clause, other_context, split_outside, strip_label,
-                                        strip_marker)
+from memflow.tasks.dream.change import other_context
+from memflow.tasks.dream.statements import WHO_PREFIX_RE, clauses, is_clause, split_outside, strip_label
+from memflow.tasks.dream.words import strip_marker
 from memflow.tasks.dream.digest import ROLE_RE, FactLine, described, facts_of, plain
 from memflow.tasks.dream.facts import UNPLACED, Subject, is_memory, same_fact, similarity, slug, subject_of
 from memflow.tasks.ground.markdown import NOT_AN_ABBREVIATION
@@ -91,7 +92,7 @@ def speaker(text: str, people: frozenset[str] = frozenset()) -> tuple[str, str]:
 def worth_a_node(unit: Unit) -> bool:
     """Is a unit knowledge a node should hold? Not a statement holding a masked secret (its node
     would hold only the mask), nor a fragment that says nothing of anything ("Back on Fiontour
-    today", "the grorvear part again": `change.is_clause`). Such a statement stays in its daily
+    today", "the grorvear part again": `statements.is_clause`). Such a statement stays in its daily
     note, searchable; a line the digest already cites still follows a person's edit of it."""
     said = speaker(unit.summary)[1]
     return MARK not in said and is_clause(strip_label(strip_marker(said)))

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass
 
 from memflow.tasks.capture import informative, small_talk
-from memflow.tasks.dream.change import (DETERMINERS, PREPOSITIONS, PRONOUNS, SUBORDINATORS, demonstrative_led,
-                                        pronoun_led, relation, strip_label, strip_marker, subject, subject_phrase)
+from memflow.tasks.dream.change import relation
 from memflow.tasks.dream.digest import ROLE_RE
+from memflow.tasks.dream.statements import SUBORDINATORS, strip_label, subject, subject_phrase
+from memflow.tasks.dream.words import (DETERMINERS, EN_NUMBERS, HAN, PREPOSITIONS, PRONOUNS, demonstrative_led, han_share,
+                                       pronoun_led, strip_marker, zh_number)
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
-
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 
 # -- what is not memory ------------------------------------------------------------------------
 # a marker a chat or capture writes in place of content: `(read in part)`, `[image]`, `---`, `…`
@@ -73,40 +73,25 @@ def is_memory(text: str) -> bool:
         return False  # `name, age, city` or `| id | owner | status |`: a header, not a fact
     # what capture keeps (every statement that says something, however short), and more than a
     # one-word answer, which means nothing without its question ("Porto.")
-    han = len(re.findall(f"[{_HAN}]", bare))
+    han = len(re.findall(f"[{HAN}]", bare))
     return informative(bare, "user") and (han >= 2 or len(re.findall(r"[A-Za-z0-9_./-]+", bare)) >= 2)
 
 
 # -- values --------------------------------------------------------------------------------------
-_EN_NUMBERS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-              "八": 8, "九": 9}
 _ZH_NUMBER_RE = re.compile(r"[零一二两三四五六七八九十百]+")
-
-
-def _zh_number(text: str) -> int:
-    if "百" in text:
-        head, _, rest = text.partition("百")
-        return _ZH_DIGITS.get(head, 1) * 100 + (_zh_number(rest) if rest else 0)
-    if "十" in text:
-        head, _, rest = text.partition("十")
-        return (_ZH_DIGITS.get(head, 1) if head else 1) * 10 + (_ZH_DIGITS.get(rest, 0) if rest else 0)
-    return _ZH_DIGITS.get(text, 0) if len(text) == 1 else int("".join(str(_ZH_DIGITS[c]) for c in text))
 
 
 def numbers(text: str) -> list[str]:
     """Numbers in a text, normalised: `4`, `four`, `四` all give "4"; times keep their form."""
     found = re.findall(r"\d+(?:[.:]\d+)?", text)
-    found += [str(_EN_NUMBERS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _EN_NUMBERS]
-    found += [str(_zh_number(m)) for m in _ZH_NUMBER_RE.findall(text)]
+    found += [EN_NUMBERS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in EN_NUMBERS]
+    found += [str(zh_number(m)) for m in _ZH_NUMBER_RE.findall(text)]
     return found
 
 
 def terms(text: str) -> set[str]:
     """Content terms (stemmed, stopwords out, numbers in every spelling folded to digits)."""
-    return {t for t in tokenize(text) if not t.isdigit() and t not in _EN_NUMBERS} | set(numbers(text))
+    return {t for t in tokenize(text) if not t.isdigit() and t not in EN_NUMBERS} | set(numbers(text))
 
 
 def similarity(a: str, b: str) -> float:
@@ -179,7 +164,7 @@ def without_opener(text: str) -> str:
 
 
 def slug(text: str) -> str:
-    return re.sub(rf"[^a-z0-9{_HAN}]+", "-", text.lower()).strip("-")
+    return re.sub(rf"[^a-z0-9{HAN}]+", "-", text.lower()).strip("-")
 
 
 _CODE_SPAN_RE = re.compile(r"`[^`\n]+`")
@@ -242,12 +227,11 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
     if is_procedure(text, who):
         about = procedure_subject(text)
         return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
-    han = len(re.findall(f"[{_HAN}]", text))
-    if _FIRST_PERSON.search(text) or who or han > len(re.findall(r"[A-Za-z]", text)):
+    if _FIRST_PERSON.search(text) or who or han_share(text) > 0.5:
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
         return person_subject(who or "the user")
     label = subject_phrase(text)
-    if han and re.search(f"[{_HAN}]", label):
+    if han_share(text) > 0 and re.search(f"[{HAN}]", label):
         # a Chinese phrase cannot be cut into words here ("去掉了 moment" named a node "去掉",
         # "开了 R8" one "开"): a statement whose subject would be one is the speaker's, as one
         # in Chinese alone is
@@ -271,7 +255,7 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # statements about two things would read as one value replacing another
         return UNPLACED
     label = label or " ".join(text.split()[:3])
-    if han and re.search(f"[{_HAN}]", label):
+    if han_share(text) > 0 and re.search(f"[{HAN}]", label):
         return person_subject(who or "the user")
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 

@@ -43,7 +43,7 @@ from memflow.tasks.dream.consolidation import (
     worth_a_node,
 )
 from memflow.tasks.dream.dream_runs import RunRecord, recover_interrupted
-from memflow.tasks.dream.change import han_share, named_old_values, ungrounded
+from memflow.tasks.dream.change import named_old_values, ungrounded
 from memflow.tasks.dream.nodes import (
     consolidated_before,
     digest_citations,
