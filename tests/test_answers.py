@@ -172,3 +172,16 @@ def test_a_greeting_opens_no_block_after_the_opening(settings, seed):
     for budget in (200, 500):
         packed = api.search(f"Where is my {adj} {noun} in the morning?", settings, budget_tokens=budget).packed
         assert all(block.split("\n")[1] != "user: Hi! Good morning." for block in packed), packed
+
+
+def test_of_two_lines_saying_the_same_words_the_higher_ranked_hits_is_kept_whatever_was_made_first():
+    from memflow.tasks.recall.answers import _Line, _not_restated
+
+    def line(hit: int, offset: int, who: str) -> _Line:
+        text = "Moved to Porto last month."
+        return _Line(hit, offset, date(2026, 4, 6), who, text, f"h{hit}#L{offset}", (f"h{hit}", offset),
+                     {"porto": 1}, 1)
+    for order in ([(3, 0), (0, 5), (1, 2)], [(1, 2), (0, 5), (3, 0)], [(0, 5), (3, 0), (1, 2)]):
+        made = {place: line(*place, "user") for place in reversed(order)}  # made in another order than listed
+        kept = _not_restated([made[place] for place in order])
+        assert [(x.hit, x.offset) for x in kept] == [(0, 5)], order

@@ -278,10 +278,14 @@ def values(terms, asked, idf: Callable[[str], float]) -> list[str]:
 
 def _not_restated(lines: list[_Line]) -> list[_Line]:
     """Without a line whose words another line holds all of (a digest fact and the turn it came
-    from, an assistant quoting the user word for word): one of them is said once."""
+    from, an assistant quoting the user word for word): one of them is said once; of lines
+    saying the same words, the one read first (of the higher-ranked hit, then the earlier line:
+    their places decide, never where each object happens to live in memory, so a search
+    answers the same whatever the process did before it)."""
     said = [(line, " ".join(line.text.lower().split()).rstrip(".!")) for line in lines]
     return [line for line, text in said
-            if not any(other is not line and text in words and (text != words or id(other) < id(line))
+            if not any(other is not line and text in words
+                       and (text != words or (other.hit, other.offset) < (line.hit, line.offset))
                        for other, words in said)]
 
 
