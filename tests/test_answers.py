@@ -204,3 +204,37 @@ def test_a_digest_restatement_does_not_push_the_newer_long_turn_out_of_the_openi
     lines = lines_of(api.search(f"Where is my {adj} {noun}?", settings, budget_tokens=500).packed)
     assert first_with(lines, new) < len(lines), lines
     assert first_with(lines, new) <= first_with(lines, old), lines
+
+
+def test_of_two_lines_saying_the_same_words_the_higher_ranked_hits_is_kept_whatever_was_made_first():
+    from memflow.tasks.recall.answers import _Line, _not_restated
+
+    def line(hit: int, offset: int, who: str) -> _Line:
+        text = "Moved to Porto last month."
+        return _Line(hit, offset, date(2026, 4, 6), who, text, f"h{hit}#L{offset}", (f"h{hit}", offset),
+                     {"porto": 1}, 1)
+    for order in ([(3, 0), (0, 5), (1, 2)], [(1, 2), (0, 5), (3, 0)], [(0, 5), (3, 0), (1, 2)]):
+        made = {place: line(*place, "user") for place in reversed(order)}  # made in another order than listed
+        kept = _not_restated([made[place] for place in order])
+        assert [(x.hit, x.offset) for x in kept] == [(0, 5)], order
+
+
+def test_the_words_said_to_the_listener_come_off_as_one_loop_over_every_word_takes_them_off():
+    """`_unaddressed` skips its loop over the words of most lines (no capitalised word set off
+    by punctuation, single spaces); on random lines of names, words, punctuation, CJK sentence
+    ends and odd spacing it says what that loop says."""
+    from memflow.tasks.recall.answers import _SENTENCE_RE, _addressed, _unaddressed
+
+    def one_loop(text: str) -> str:
+        out = []
+        for sentence in _SENTENCE_RE.split(text):
+            words = sentence.split()
+            out.append(" ".join(word for n, word in enumerate(words) if not _addressed(word, n, words)))
+        return " ".join(out)
+
+    rng = random.Random(11)
+    pieces = ["Melanie", "Jo", "hey", "thanks", "Porto", "USA", "Émile", "éclair", "Łukasz", "x2", "R2D2", "the",
+              "我们", "好", "。", "！", "？", ",", "，", "!", "?", ".", "~", "…", "“", "”", "'", ":", " ", "  ", "\t", "\n"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", ""]) for _ in range(rng.randint(0, 14)))
+        assert _unaddressed(text) == one_loop(text), repr(text)

@@ -96,7 +96,7 @@ class _Line:
     text: str
     source: str
     turn: tuple[str, int]
-    counts: dict[str, int]  # its terms and how often each occurs
+    counts: dict[str, int]  # its terms and how often each occurs (shared across searches: read only)
     length: int
     part: int = 0  # a piece of a long message: which one (the turn is the whole message)
 
@@ -119,17 +119,20 @@ def asks_now(question: str) -> bool:
 
 
 def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Callable[[str], list[str]],
-            line_of: Callable[[int, int], int], head: Head,
-            window: tuple[date, date] | None = None) -> list[Answer]:
+            line_of: Callable[[SearchResult, int], int], head: Head,
+            window: tuple[date, date] | None = None,
+            indexed: Callable[[SearchResult], dict[str, str]] | None = None) -> list[Answer]:
     """The lines of `results` that answer the question (see the module), in the order a budget
     takes them: the best and the newest in turn, then the lines naming a value of the best.
-    `weights`: query term -> idf; `terms_of(text)`: a text's search terms; `line_of(i, offset)`:
-    the file line of hit i's line `offset`; `head`: what the workspace says (`Head`);
+    `weights`: query term -> idf; `terms_of(text)`: a text's search terms; `line_of(hit, offset)`:
+    the file line of a hit's line `offset` (what each hit's lines are read as is kept across
+    searches for the same two functions: pass the same ones each time); `indexed(hit)`: its
+    lines as indexed -> the terms the index stored for each (what `terms_of` gives a line); `head`: what the workspace says (`Head`);
     `window`: the days the question asks about (only lines said then answer it, when one of
     them holds a term of it)."""
     asked = frozenset(t for t, w in weights.items() if w > 0)
     lines = _one_per_turn([line for i, result in enumerate(results)
-                           for line in _candidates(i, result, line_of, head, terms_of)])
+                           for line in _candidates(i, result, line_of, head, terms_of, indexed)])
     if window is not None:
         inside = [line for line in lines if line.day and within(line.day, window)]
         lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
@@ -139,8 +142,9 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     # is shown once, as that line: it neither answers nor sets the bar of the band (it scores
     # higher for being short, and set a bar a newer long turn did not reach)
     answering = [line for line in lines if scored[line.key] > 0]
-    restated = {line.key for line in answering if line.source.startswith(DIGEST)} - \
-        {line.key for line in _not_restated(answering)}
+    said_by = _words_of(answering) if any(line.source.startswith(DIGEST) for line in answering) else []
+    restated = {line.key for line, text in said_by
+                if line.source.startswith(DIGEST) and _restated_by(line, text, said_by)}
     best = max((score for key, score in scored.items() if key not in restated), default=0.0)
     if best <= 0:
         return []
@@ -196,42 +200,88 @@ def _bm25(lines: list[_Line], weights: dict[str, float], assistant: float = ASSI
     return out
 
 
-def _candidates(i: int, result: SearchResult, line_of: Callable[[int, int], int], head: Head,
-                terms_of: Callable[[str], list[str]]) -> list[_Line]:
+def _candidates(i: int, result: SearchResult, line_of: Callable[[SearchResult, int], int], head: Head,
+                terms_of: Callable[[str], list[str]],
+                indexed: Callable[[SearchResult], dict[str, str]] | None = None) -> list[_Line]:
     """Each line of hit i that is a transcript turn capture found a statement in (when its log
     was captured into notes), a daily line or a current digest fact."""
     noted = head.noted(result.path) if result.path.endswith(".jsonl") else None
+    return [_Line(i, *read) for read in _readings(result, line_of, terms_of, indexed)
+            if not (head.as_of and read[1] and read[1] > head.as_of or noted is not None and read[5][1] not in noted)]
+
+
+# (line_of, terms_of) -> (hit's path, text, date, end line) -> its lines as `_readings` reads them
+_READINGS: dict[tuple, dict[tuple, tuple[tuple, ...]]] = {}
+_READINGS_KEPT = 1 << 13
+
+
+def _readings(result: SearchResult, line_of: Callable[[SearchResult, int], int],
+              terms_of: Callable[[str], list[str]],
+              indexed: Callable[[SearchResult], dict[str, str]] | None = None) -> tuple[tuple, ...]:
+    """`_Line`'s fields but the hit's index, for each line of a hit that may answer, kept
+    across searches (a resident process meets the same candidates query after query, and
+    reading a line's speaker, date and terms again was a third of a packed search): they depend
+    only on the hit's text and place and the two functions (`packing` passes the same ones
+    for a tokenizer every time). Held as tuples of strings, numbers, dates and plain dicts of
+    them, which the garbage collector stops walking (`ground.memo`); the oldest go first when
+    `_READINGS_KEPT` hits are held. A transcript turn that is its whole line (no name said to
+    the listener, not a piece) takes the terms the index stored for that line (`indexed`: a
+    hit's lines as indexed -> their terms, what `terms_of` gives each): tokenizing every line
+    of every new candidate was most of a search meeting new hits."""
+    table = _READINGS.setdefault((line_of, terms_of), {})
+    key = (result.path, result.text, result.date, result.end_line)
+    found = table.get(key)
+    if found is not None:
+        return found
     out = []
+    transcript = result.path.endswith(".jsonl")
+    known = indexed(result) if transcript and indexed else {}
     for offset, line in enumerate(result.text.split("\n")):
         if not line.strip() or line.startswith(("#", "[")) or is_replaced(line) or HISTORY_DATE_RE.match(line):
             continue
-        found = _read(result, line, line_of(i, offset))
-        if found is None:
+        read = _read(result, line, line_of(result, offset))
+        if read is None:
             continue
-        day, who, text, source, turn = found
-        if head.as_of and day and day > head.as_of or noted is not None and turn[1] not in noted:
-            continue
-        terms = terms_of(f"{who}: {_unaddressed(text)}" if who else _unaddressed(text))
-        piece = piece_of(line) if result.path.endswith(".jsonl") else None
-        out.append(_Line(i, offset, day, who, text, source, turn, Counter(terms), len(terms),
-                         piece[1] if piece else 0))
-    return out
+        day, who, text, source, turn = read
+        said = f"{who}: {_unaddressed(text)}" if who else _unaddressed(text)
+        stored = known.get(said) if said == line else None  # the whole turn as indexed: its terms are stored
+        terms = stored.split() if stored is not None else terms_of(said)
+        piece = piece_of(line) if transcript else None
+        out.append((offset, day, who, text, source, turn, dict(Counter(terms)), len(terms), piece[1] if piece else 0))
+    if len(table) >= _READINGS_KEPT:
+        del table[next(iter(table))]
+    found = table[key] = tuple(out)
+    return found
 
 
 def _unaddressed(text: str) -> str:
     """`text` without the names said to the listener ("Wow, Melanie, that's great!", "Hey
     Hannah, ...", "Thanks, Jo!"): a capitalised word set off by punctuation, opening a sentence
     or after its first word or a comma. Who is addressed is not what a line is about; who said
-    it is (the speaker counts as the index counts it)."""
+    it is (the speaker counts as the index counts it). The words come back joined by single
+    spaces; a text already spaced so, with no word that could be a name said (`_NAMED_RE`) and
+    no CJK sentence end (which the split cuts without a space), is returned as it is: most
+    lines, read without a loop over their words."""
+    if not _NAMED_RE.search(text) and not _CJK_ENDS.intersection(text) and " ".join(text.split()) == text:
+        return text
     out = []
     for sentence in _SENTENCE_RE.split(text):
         words = sentence.split()
-        out.append(" ".join(word for n, word in enumerate(words) if not _addressed(word, n, words)))
+        # only a word ending in punctuation can be a name said to the listener: most are not
+        out.append(" ".join(word for n, word in enumerate(words)
+                            if word[-1] not in _ADDRESS_ENDS or not _addressed(word, n, words)))
     return " ".join(out)
 
 
+_ADDRESS_ENDS = ",!?.，~…"
+# every word `_addressed` can be, and more: a capital (any non-ASCII character may be one), more
+# letters (`str.isalpha` ones are all `[^\W\d_]`), then `_ADDRESS_ENDS`
+_NAMED_RE = re.compile(r"(?<!\S)(?:[A-Z]|[^\x00-\x7f])[^\W\d_]+[,!?.，~…]+(?!\S)")
+_CJK_ENDS = frozenset("。！？")
+
+
 def _addressed(word: str, n: int, words: list[str]) -> bool:
-    bare = word.rstrip(",!?.，~…")
+    bare = word.rstrip(_ADDRESS_ENDS)
     return bare != word and bare.isalpha() and bare[:1].isupper() and bare[1:].islower() \
         and (n <= 1 or words[n - 1].endswith(_SET_OFF))
 
@@ -285,11 +335,23 @@ def values(terms, asked, idf: Callable[[str], float]) -> list[str]:
 
 def _not_restated(lines: list[_Line]) -> list[_Line]:
     """Without a line whose words another line holds all of (a digest fact and the turn it came
-    from, an assistant quoting the user word for word): one of them is said once."""
-    said = [(line, " ".join(line.text.lower().split()).rstrip(".!")) for line in lines]
-    return [line for line, text in said
-            if not any(other is not line and text in words and (text != words or id(other) < id(line))
-                       for other, words in said)]
+    from, an assistant quoting the user word for word): one of them is said once; of lines
+    saying the same words, the one read first (of the higher-ranked hit, then the earlier line:
+    their places decide, never where each object happens to live in memory, so a search
+    answers the same whatever the process did before it)."""
+    said = _words_of(lines)
+    return [line for line, text in said if not _restated_by(line, text, said)]
+
+
+def _words_of(lines: list[_Line]) -> list[tuple[_Line, str]]:
+    return [(line, " ".join(line.text.lower().split()).rstrip(".!")) for line in lines]
+
+
+def _restated_by(line: _Line, text: str, said: list[tuple[_Line, str]]) -> bool:
+    """Does another of `said` hold all the words of `line` (`text`: its words, `_words_of`)?"""
+    return any(other is not line and text in words
+               and (text != words or (other.hit, other.offset) < (line.hit, line.offset))
+               for other, words in said)
 
 
 def _one_per_turn(lines: list[_Line]) -> list[_Line]:

@@ -268,9 +268,10 @@ _WORD_RE = re.compile(r"\w[\w.:/%€$£-]*\w|\w")
 
 
 def term_idf(settings: Settings) -> Callable[[str], float]:
-    """A term's idf in the workspace's index (0 for a term it does not know), remembered."""
+    """A term's idf in the workspace's index (0 for a term it does not know), remembered per
+    snapshot (the opening of a packed context asks it of every term of its best lines)."""
     index = open_index(layout(settings), settings)
-    known: dict[str, float] = {}
+    known: dict[str, float] = index.masks.setdefault("term-idf", {})  # a snapshot's idf does not change
 
     def idf(term: str) -> float:
         if term not in known:
@@ -579,19 +580,18 @@ def _message_line(line: str) -> str:
 
 def line_citations(settings: Settings) -> Callable[[str, int], frozenset]:
     """`(path, line) -> the (path, line)s that line's provenance links cite`, from the
-    snapshot's link graph, each file's links read once (what packing follows from a digest
-    line through the daily line it cites to the turn)."""
+    snapshot's link graph, each file's links read once per snapshot (what packing follows from
+    a digest line through the daily line it cites to the turn)."""
     index = open_index(layout(settings), settings)
-    per_file: dict[str, dict[int, frozenset]] = {}
+    per_file: dict[str, dict[int, frozenset]] = index.masks.setdefault("line-citations", {})  # links do not change
 
     def cited(path: str, line: int) -> frozenset:
         if path not in per_file:
-            rows = rowmaps.row_dicts(index.links, rowmaps.live_rows(index, "links", "source", [path]))
             lines: dict[int, set] = {}
-            for row in rows:
-                if row["anchor"]:
-                    lines.setdefault(row["line"], set()).update(
-                        (row["target"], n) for a, b in parse_anchor(row["anchor"]) for n in range(a, b + 1))
+            for number, target, anchor in _link_columns(index, "source", path, ("line", "target", "anchor")):
+                if anchor:
+                    lines.setdefault(number, set()).update(
+                        (target, n) for a, b in parse_anchor(anchor) for n in range(a, b + 1))
             per_file[path] = {n: frozenset(places) for n, places in lines.items()}
         return per_file[path].get(line, frozenset())
     return cited
@@ -600,18 +600,26 @@ def line_citations(settings: Settings) -> Callable[[str, int], frozenset]:
 def noted_turns(settings: Settings) -> Callable[[str], frozenset[int] | None]:
     """`session log path -> the lines of it a note line cites` (the turns capture found a
     statement in), None for a log no note cites (not captured into notes yet); each log's
-    links read once."""
+    links read once per snapshot (a search meets the same logs query after query)."""
     index = open_index(layout(settings), settings)
-    per_log: dict[str, frozenset[int] | None] = {}
+    per_log: dict[str, frozenset[int] | None] = index.masks.setdefault("noted-turns", {})  # links do not change
 
     def noted(path: str) -> frozenset[int] | None:
         if path not in per_log:
-            rows = rowmaps.row_dicts(index.links, rowmaps.live_rows(index, "links", "target", [path]))
-            lines = {n for row in rows if row["anchor"] for a, b in parse_anchor(row["anchor"])
-                     for n in range(a, b + 1)}
+            lines = {n for (anchor,) in _link_columns(index, "target", path, ("anchor",)) if anchor
+                     for a, b in parse_anchor(anchor) for n in range(a, b + 1)}
             per_log[path] = frozenset(lines) if lines else None
         return per_log[path]
     return noted
+
+
+def _link_columns(index: keyword.KeywordIndex, column: str, path: str, names: tuple[str, ...]) -> list[tuple]:
+    """The `names` columns of the snapshot's links whose `column` is `path`, one tuple per link
+    in row order (only the columns wanted: a link row has six)."""
+    numbers = rowmaps.live_rows(index, "links", column, [path])
+    if not len(numbers):
+        return []
+    return list(zip(*(rowmaps.take_column(index.links.column(name), numbers) for name in names)))
 
 
 def attach_links(settings: Settings, results: list[SearchResult], limit: int = 10,

@@ -111,6 +111,13 @@ def _terms(line: str, tokenizer: str, transcript: bool) -> str:
     return f" {' '.join(line_words(unlabelled(line), tokenizer, transcript))} "
 
 
+@lru_cache(maxsize=None)
+def _terms_of(tokenizer: str) -> Callable[[str], list[str]]:
+    """A text's search terms as a list, one function per tokenizer (`answers` keeps what it
+    reads of a hit per function, so every search passes the same one)."""
+    return lambda text: _terms(text, tokenizer, True).split()
+
+
 def matching_lines(result: SearchResult, weights: dict[str, float], tokenizer: str,
                    neighbours: int = 1, scores: list[float] | None = None) -> list[int]:
     """Offsets (in `result.text`) of the lines that match the query best (see KEEP) and up to
@@ -229,9 +236,8 @@ def line_number(result: SearchResult, offset: int) -> int:
 
 
 def _line_number(path: str, end_line: int, text: str, offset: int) -> int:
-    lines = text.split("\n")
     if " part " not in text or not path.endswith(".jsonl"):
-        return end_line - (len(lines) - 1 - offset)
+        return end_line - (text.count("\n") - offset)  # the lines after it, without splitting the text
     return line_places(text, end_line)[offset][0]
 
 
@@ -451,8 +457,8 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
 
     def pack_with_head(budget: int) -> list[tuple[int, str]]:
         if not found:
-            found.append(answers(results, weights, lambda text: _terms(text, tokenizer, True).split(),
-                                 lambda i, o: line_number(results[i], o), head, window))
+            found.append(answers(results, weights, _terms_of(tokenizer), line_number, head, window,
+                                 _indexed_lines))
         # one sequence for every budget: the whole opening (at most `head.tokens`), then the blocks;
         # a budget holds the longest prefix of it that fits, so a larger one loses nothing
         measured = lambda text: size(text.split("\n\n"))  # noqa: E731
