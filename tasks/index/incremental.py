@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, IndexSummary
+from memflow.tasks.ground import durability
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import indexable, note_indexed
@@ -78,6 +79,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     (`apply_plan`); more as a full build (`indexing.full_run`); `delta=False` always makes the
     full build (`forget`: no main segment under a delta may keep a forgotten text)."""
     lay = layout(settings)
+    indexing.after_crash(lay, settings)
     if indexing.reindex_pending(lay):
         log.warning("an interrupted reindex is completed first")
         return indexing.run_reindex(settings, progress_factory)
@@ -167,6 +169,7 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     lay = layout(settings)
     rels = sorted({p.replace(os.sep, "/").strip("/") for p in paths})
     rels = [r for r in rels if indexable(lay, r)]
+    indexing.after_crash(lay, settings)
     if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(lay, settings)
             or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
         return run_index(settings)
@@ -304,7 +307,7 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
     docs = _with_superseded(lay, current, changed, docs, links)
     counted = counted_rows(lay, docs.column("path"), docs.column("layer"), links)
     segments.publish_delta(indexing.keyword_dir(lay, settings), current, set(changed), docs, terms, links, files,
-                           tables_behind=tables_behind, counted=counted)
+                           tables_behind=tables_behind, counted=counted, lazy=durability.lazy(lay.index_dir))
     return True
 
 
