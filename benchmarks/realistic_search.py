@@ -165,6 +165,7 @@ def writes(root: Path, count: int) -> dict:
         out[f"{kind}_first50_p50_ms"] = round(1000 * statistics.median(head), 1)
         out[f"{kind}_last50_p50_ms"] = round(1000 * statistics.median(tail), 1)
         out[f"{kind}_p50_ms"] = round(1000 * statistics.median(values), 1)
+        out[f"{kind}_p95_ms"] = round(1000 * sorted(values)[int(0.95 * (len(values) - 1))], 1)
     return out
 
 
@@ -177,6 +178,7 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=0,
                         help="then time this many write -> searchable (changes the workspace)")
     parser.add_argument("--profile", action="store_true", help="cProfile of the packed searches, on stderr")
+    parser.add_argument("--writes-only", action="store_true", help="time the writes only (no search figures)")
     parser.add_argument("--python", help="measure in this interpreter (another tree's venv)")
     args = parser.parse_args()
     if args.python:
@@ -185,7 +187,8 @@ def main() -> None:
             argv.remove(args.python)
         sys.exit(subprocess.call([args.python, __file__, *argv]))
     out = {"files": args.files, "root": str(args.root), **prepare(args.root, args.files, args.reindex)}
-    out.update(measure(args.root, args.rounds, args.profile))
+    if not args.writes_only:
+        out.update(measure(args.root, args.rounds, args.profile))
     if args.writes:
         out["write_searchable"] = writes(args.root, args.writes)
     print(json.dumps(out))

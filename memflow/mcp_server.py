@@ -391,21 +391,22 @@ def serve(workspace: Path | str | Settings, transport: str = "stdio", host: str 
         elif transport == "http":
             server.run("streamable-http", host=host, port=port)
         else:
-            print(f"memflow serve: CLI socket {warm.path} (workspace {settings.workspace})",
-                  file=sys.stderr, flush=True)
-            _wait_for_signal()
+            _wait_for_signal(f"memflow serve: CLI socket {warm.path} (workspace {settings.workspace})")
     finally:
         warm.stop()
         watcher.stop()
 
 
-def _wait_for_signal() -> None:
-    """`--transport socket`: serve the CLI only, until SIGTERM or Ctrl-C."""
+def _wait_for_signal(ready: str) -> None:
+    """`--transport socket`: serve the CLI only, until SIGTERM or Ctrl-C. `ready` is printed once
+    SIGTERM is handled (a caller that stops the server as soon as it reads the line would
+    otherwise kill it before it removes its socket file)."""
     import signal
     import threading
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    print(ready, file=sys.stderr, flush=True)
     try:
         while not stop.wait(3600):
             pass

@@ -205,3 +205,47 @@ def test_a_line_a_current_fact_still_cites_is_not_labelled_replaced(settings, la
     work.unlink()
     index_paths(settings, ["digest/wiki/work.md"])
     assert any(lines for lines in labelled().values()) and labelled() == oracle()
+
+
+def labels_of(settings, paths: set[str]) -> list[tuple]:
+    """(id, superseded lines, days, parts) of the live rows of `paths` in the current snapshot."""
+    index = keyword.current(indexing.keyword_dir(layout(settings), settings))
+    rows = [r for n, r in enumerate(index.docs.to_pylist()) if index.alive is None or index.alive[n]]
+    return sorted((r["id"], r["superseded_lines"], r["superseded_until"], r["superseded_parts"])
+                  for r in rows if r["path"] in paths)
+
+
+def reindexed_labels(lay, tmp_path, paths: set[str]) -> list[tuple]:
+    other = load_settings(tmp_path / f"oracle-{len(list(tmp_path.iterdir()))}")
+    init_workspace(layout(other))
+    for folder in ("daily", "digest", "session"):
+        shutil.copytree(lay.root / folder, other.workspace / folder, dirs_exist_ok=True)
+    indexing.run_reindex(other)
+    return labels_of(other, paths)
+
+
+def test_an_edit_near_replaced_lines_is_a_delta_labelled_as_a_reindex(settings, lay, tmp_path):
+    """Issue #58: a note whose line a digest history line marks, edited in place, and a node
+    that marks a line, written or changed, are published as a delta (no full build: seconds at
+    24k files), the marked notes and the session logs they cite read again with them, and every
+    label equals a reindex's."""
+    daily, line = berlin_replaced(settings, lay, "I live in Berlin with my two cats.")
+    watched = {daily, "session/dialog/s1.jsonl", "digest/wiki/home.md"}
+    assert any(lines for _id, lines, _d, _p in labels_of(settings, watched))
+    text = (lay.root / daily).read_text()
+    (lay.root / daily).write_text(text + "\nA later line about the quokka.\n", encoding="utf-8")
+    index_paths(settings, [daily])
+    assert keyword.current(indexing.keyword_dir(lay, settings)).main is not None  # a delta
+    assert labels_of(settings, watched) == reindexed_labels(lay, tmp_path, watched)
+    home = lay.root / "digest/wiki/home.md"  # the history line goes: nothing is replaced any more
+    home.write_text("# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n", encoding="utf-8")
+    index_paths(settings, ["digest/wiki/home.md"])
+    assert keyword.current(indexing.keyword_dir(lay, settings)).main is not None
+    got = labels_of(settings, watched)
+    assert not any(lines for _id, lines, _d, _p in got) and got == reindexed_labels(lay, tmp_path, watched)
+    home.write_text("# Home\n\n- 2026-06-09: I live in Lisbon. [[daily/2026-06-09/a.md#L3]]\n"
+                    f"  - until 2026-06-09: I live in Berlin. [[{daily}#L{line}]]\n", encoding="utf-8")
+    index_paths(settings, ["digest/wiki/home.md"])  # and comes back
+    assert keyword.current(indexing.keyword_dir(lay, settings)).main is not None
+    got = labels_of(settings, watched)
+    assert any(lines for _id, lines, _d, _p in got) and got == reindexed_labels(lay, tmp_path, watched)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timezone
 
+from memflow.tasks.ground import durability
 from memflow.tasks.ground.workspace import Layout
 from memflow.tasks.stores.files import append_line
 
@@ -36,11 +37,12 @@ JOURNAL = "changes.jsonl"  # under metadata/index/: derived, emptied by every fu
 
 def record_change(lay: Layout, paths: list[str]) -> None:
     """Journal one writer's changed paths for the index's freshness check (index.freshness);
-    nothing before the first index run (the index is stale anyway, its folder stays empty)."""
+    nothing before the first index run (the index is stale anyway, its folder stays empty).
+    Not fsynced once this boot's index writes may skip it (a crash then rebuilds the index)."""
     if not (lay.index_dir / "watermark.json").exists():
         return
     append_line(lay.index_dir / JOURNAL, json.dumps({"time_ns": time.time_ns(), "paths": sorted(set(paths))},
-                                                    ensure_ascii=False))
+                                                    ensure_ascii=False), durable=not durability.lazy(lay.index_dir))
 
 
 def note_changed(paths: list[str]) -> None:

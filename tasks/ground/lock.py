@@ -172,10 +172,8 @@ def _try_create(path: Path, record: dict) -> bool:
     except OSError as exc:
         raise named(exc, path) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:  # not fsynced: a crash ends every
+            json.dump(record, handle)  # holder, and a record lost or torn by it is stale (_holder_of)
         os.link(own, path)
         return True
     except FileExistsError:

@@ -28,6 +28,7 @@ import os
 import time
 from datetime import datetime, timezone
 
+from memflow.tasks.ground import durability
 from memflow.tasks.ground.convert import READABLE_SUFFIXES
 from memflow.tasks.ground.events import JOURNAL
 from memflow.tasks.ground.workspace import Layout
@@ -152,8 +153,9 @@ def note_indexed(lay: Layout, indexed: dict[str, int], added: int, deleted: int,
     pending, size = journal_paths(lay, mark.get("journal_at", 0))
     if not _pending(lay, pending, named, mark.get("indexed_at_ns", 0)):
         mark["journal_at"] = size
-    atomic_write_json(lay.index_dir / NAMED, named)  # before the mark that may move past the journal
-    atomic_write_json(path, mark)
+    durable = not durability.lazy(lay.index_dir)  # derived: a crash that loses them rebuilds
+    atomic_write_json(lay.index_dir / NAMED, named, durable)  # before the mark that may move past the journal
+    atomic_write_json(path, mark, durable)
 
 
 def _pending(lay: Layout, paths: set[str], named: dict, since: int) -> set[str]:

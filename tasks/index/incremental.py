@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, IndexSummary
+from memflow.tasks.ground import durability
 from memflow.tasks.ground.workspace import Layout, layout
 from memflow.tasks.index import indexing
 from memflow.tasks.index.freshness import indexable, note_indexed
@@ -78,6 +79,7 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     (`apply_plan`); more as a full build (`indexing.full_run`); `delta=False` always makes the
     full build (`forget`: no main segment under a delta may keep a forgotten text)."""
     lay = layout(settings)
+    indexing.after_crash(lay, settings)
     if indexing.reindex_pending(lay):
         log.warning("an interrupted reindex is completed first")
         return indexing.run_reindex(settings, progress_factory)
@@ -167,6 +169,7 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     lay = layout(settings)
     rels = sorted({p.replace(os.sep, "/").strip("/") for p in paths})
     rels = [r for r in rels if indexable(lay, r)]
+    indexing.after_crash(lay, settings)
     if (indexing.reindex_pending(lay) or len(rels) > MAX_NAMED or indexing.keyword_stale(lay, settings)
             or indexing.snapshot_vectors_stale(lay, settings)):  # the snapshot is behind more than these
         return run_index(settings)
@@ -292,10 +295,19 @@ def publish_full(store: IndexStore, lay: Layout, settings: Settings) -> int:
 def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex, changed: list[str],
                   rows: tuple[pa.Table, pa.Table, pa.Table], tables_behind: bool) -> bool:
     """Publish the snapshot with `changed` replaced by their new `rows` (files, chunks, links)
-    as a delta segment when it may be one (no embedding model, no superseded links reaching
-    other files, within the delta limit); False (nothing published) otherwise."""
-    if settings.embedding_model or _reaches_other_files(lay, current, changed, rows[2]):
+    as a delta segment when it may be one (no embedding model, within the delta limit); False
+    (nothing published) otherwise. Files whose superseded labels the change may alter (`_labelled_by`:
+    the daily notes a changed digest node cites, the session logs such marked notes cite) are
+    read again and replaced with them, their labels worked out over the merged link graph."""
+    if settings.embedding_model or current.links is None:
         return False
+    others = _labelled_by(lay, current, changed, rows[2])
+    others = set(current.file_info(sorted(others), ("kind",))) if others else others  # the indexed ones
+    if others:
+        rows = _with_rows_of(lay, settings, sorted(others), rows)
+        if rows is None:
+            return False
+        changed = changed + sorted(others)
     docs, terms = rows[1].select(keyword.CHUNK_COLUMNS), rows[1].column("terms")
     main = current.main or current
     if segments.delta_rows(current) + docs.num_rows > segments.delta_limit(main.size):
@@ -304,33 +316,54 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
     docs = _with_superseded(lay, current, changed, docs, links)
     counted = counted_rows(lay, docs.column("path"), docs.column("layer"), links)
     segments.publish_delta(indexing.keyword_dir(lay, settings), current, set(changed), docs, terms, links, files,
-                           tables_behind=tables_behind, counted=counted)
+                           tables_behind=tables_behind, counted=counted, lazy=durability.lazy(lay.index_dir))
     return True
 
 
-def _reaches_other_files(lay: Layout, current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> bool:
-    """A change to these files may alter superseded lines of rows outside them: a file with
-    superseded links before or after (a digest's history lines mark daily lines), a file such
-    a link marks (its marked lines' session turns are marked with them), or a digest file
-    citing, before or after, a daily file such links mark (a line a current fact cites is not
-    replaced)."""
-    if current.links is None:
-        return True
-    if "superseded" in links.column("kind").to_pylist():
-        return True
-    old = rowmaps.take_rows(current.links, np.concatenate([rowmaps.live_rows(current, "links", "source", changed),
-                                                           rowmaps.live_rows(current, "links", "target", changed)]))
-    if "superseded" in old.column("kind").to_pylist():
-        return True
-    # a fact citing a line that another node's history marks keeps that line current
-    pairs = [pair for table in (links, old) for pair in zip(table.column("source").to_pylist(),
-                                                            table.column("target").to_pylist())]
-    cited = sorted({target for source, target in pairs if source.startswith(f"{lay.digest}/")
-                    and target.startswith(f"{lay.daily}/")})
-    if not cited:
-        return False
-    marks = rowmaps.take_rows(current.links, rowmaps.live_rows(current, "links", "target", cited))
-    return "superseded" in marks.column("kind").to_pylist()
+def _old_links(current: keyword.KeywordIndex, column: str, paths: list[str]) -> pa.Table:
+    return rowmaps.take_rows(current.links, rowmaps.live_rows(current, "links", column, paths))
+
+
+def _labelled_by(lay: Layout, current: keyword.KeywordIndex, changed: list[str], links: pa.Table) -> set[str]:
+    """Files not in `changed` whose superseded labels a change to `changed` (new `links`) may
+    alter: the daily notes a changed digest node links to, before or after (its history lines
+    mark their lines; its current facts keep a line current), and the session logs that any
+    marked daily note among those or among `changed` cites, before or after (a marked line's
+    turns are marked with it)."""
+    both = pa.concat_tables([keyword.same_schema(links, current.links), _old_links(current, "source", changed)])
+    source, target = both.column("source"), both.column("target")
+    from_digest = both.filter(pc.and_(pc.starts_with(source, f"{lay.digest}/"), pc.starts_with(target, f"{lay.daily}/")))
+    affected = set(changed) | set(from_digest.column("target").to_pylist())
+    dailies = sorted(p for p in affected if p.startswith(f"{lay.daily}/"))
+    if not dailies:
+        return affected - set(changed)
+    into = pa.concat_tables([_old_links(current, "target", dailies), from_digest])
+    history = into.filter(pc.and_(pc.equal(into.column("kind"), "superseded"),
+                                  pc.starts_with(into.column("source"), f"{lay.digest}/")))
+    marked = sorted(set(history.column("target").to_pylist()) & set(dailies))
+    if marked:
+        cites = pa.concat_tables([_old_links(current, "source", marked),
+                                  links.filter(pc.is_in(links.column("source"), value_set=pa.array(marked, pa.string())))
+                                  .select(current.links.column_names).cast(current.links.schema)])
+        affected |= {t for t in cites.column("target").to_pylist() if t.startswith(f"{lay.session}/")}
+    return affected - set(changed)
+
+
+def _with_rows_of(lay: Layout, settings: Settings, rels: list[str], rows: tuple[pa.Table, pa.Table, pa.Table]):
+    """`rows` with the rows of `rels` read again from disk appended; None when one cannot be
+    read (the full build decides)."""
+    pipeline = indexing.pipeline_version(settings)
+    built = []
+    for rel in rels:
+        skipped: dict[str, str] = {}
+        made = indexing.file_rows_of(lay, settings, rel, pipeline, skipped, {})
+        if made is None or skipped:
+            return None
+        built.append(made)
+    extra = (pa.Table.from_pylist([b[0] for b in built], schema=FILES),
+             pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS),
+             pa.Table.from_pylist([link for b in built for link in b[2]], schema=LINKS))
+    return tuple(pa.concat_tables([mine, theirs.cast(mine.schema)]) for mine, theirs in zip(rows, extra))
 
 
 def _links_into(current: keyword.KeywordIndex, changed: list[str], links: pa.Table,
@@ -345,21 +378,24 @@ def _links_into(current: keyword.KeywordIndex, changed: list[str], links: pa.Tab
 
 def _with_superseded(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
                      docs: pa.Table, links: pa.Table) -> pa.Table:
-    """`docs` with their superseded columns. A delta holds no file with superseded links and
-    none they mark (`_reaches_other_files`), so only its session logs can hold replaced lines: the
-    turns a marked daily line cites. The lines are worked out over that neighbourhood of the
-    merged link graph (links into the changed files, the superseded links into their sources)
-    and the digest rows those cite, not the whole workspace."""
-    into = _links_into(current, changed, links, changed)
-    sources = sorted(set(into.column("source").to_pylist()))
-    marks = _links_into(current, changed, links, sources)
-    marks = marks.filter(pc.starts_with(marks.column("source"), f"{lay.digest}/"))  # history and current facts
-    cited = sorted(set(marks.filter(pc.equal(marks.column("kind"), "superseded")).column("source").to_pylist()))
+    """`docs` (the rows of `changed`, every file whose labels the change may alter among them:
+    `_labelled_by`) with their superseded columns, worked out over the neighbourhood of the
+    merged link graph that decides them, not the whole workspace: the links into the changed
+    daily notes and session logs, into every daily note citing such a log, and the digest rows
+    whose history lines mark them."""
+    sessions = [p for p in changed if p.startswith(f"{lay.session}/")]
+    citing = _links_into(current, changed, links, sessions) if sessions else None
+    dailies = {p for p in changed if p.startswith(f"{lay.daily}/")}
+    if citing is not None:
+        dailies |= {s for s in citing.column("source").to_pylist() if s.startswith(f"{lay.daily}/")}
+    graph = _links_into(current, changed, links, sorted(dailies | set(sessions)))
+    history = graph.filter(pc.and_(pc.equal(graph.column("kind"), "superseded"),
+                                   pc.starts_with(graph.column("source"), f"{lay.digest}/")))
+    cited = sorted(set(history.column("source").to_pylist()) - set(changed))
     base = current.docs.select(["path", "start_line", "end_line", "text"])
     base = rowmaps.take_rows(base, rowmaps.live_rows(current, "docs", "path", cited))
     both = pa.concat_tables([base, docs.select(base.column_names).cast(base.schema)])
-    numbers, days, parts = superseded_lines(both, pa.concat_tables([into, marks]), lay.daily, lay.digest,
-                                            lay.session)
+    numbers, days, parts = superseded_lines(both, graph, lay.daily, lay.digest, lay.session)
     tail = slice(base.num_rows, None)
     return (docs.append_column("superseded_lines", numbers[tail])
             .append_column("superseded_until", days[tail])

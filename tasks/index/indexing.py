@@ -24,8 +24,9 @@ import pyarrow as pa
 
 from memflow.schemas.settings import Settings
 from memflow.schemas.tables import CHUNKS, FILES, LINKS, SCHEMA_VERSION, IndexSummary
+from memflow.tasks.ground import durability
 from memflow.tasks.ground.convert import READABLE_SUFFIXES
-from memflow.tasks.ground.events import append_event
+from memflow.tasks.ground.events import JOURNAL, append_event
 from memflow.tasks.ground.memory import lean_allocators
 from memflow.tasks.ground.tokenize import tokenizer_id
 from memflow.tasks.ground.workspace import Layout, file_stats, layout
@@ -491,6 +492,23 @@ def reindex_pending(lay: Layout) -> bool:
     return (lay.index_dir / REINDEXING).exists()
 
 
+def after_crash(lay: Layout, settings: Settings) -> None:
+    """Before an index run writes: index files written without fsync in an earlier boot may
+    have been lost or torn by a crash (ground.durability), so a reindex from the files is put on
+    record (the interrupted-reindex path completes it first); then this boot's index writes may
+    skip fsync."""
+    if durability.crashed(lay.index_dir):
+        log.warning("the machine restarted since index files were last written without fsync: "
+                    "the index is rebuilt from the files")
+        atomic_write_text(lay.index_dir / REINDEXING, pipeline_version(settings))
+        from memflow.tasks.index.freshness import NAMED
+
+        for name in (WATERMARK, NAMED, JOURNAL):  # bookkeeping the rebuild writes anew: maybe torn
+            (lay.index_dir / name).unlink(missing_ok=True)
+        durability.recovered(lay.index_dir)
+    durability.begin(lay.index_dir)
+
+
 def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
     """Rebuild the index from the files without taking search down: new tables are built beside
     the current ones (`lance.next/`), the search snapshot they give is swapped in as a new
@@ -499,6 +517,8 @@ def run_reindex(settings: Settings, progress_factory=None) -> IndexSummary:
     lay = layout(settings)
     lay.index_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(lay.index_dir / REINDEXING, pipeline_version(settings))
+    if durability.crashed(lay.index_dir):  # this rebuild is the repair
+        durability.recovered(lay.index_dir)
     current, building, old = (lay.index_dir / LANCE, lay.index_dir / f"{LANCE}.next",
                               lay.index_dir / f"{LANCE}.old")
     for leftover in (building, old):
@@ -555,6 +575,9 @@ def watermark(lay: Layout, walk: bool = False, hits: dict[str, int] | None = Non
     journal) by stat'ing every indexed file."""
     from memflow.tasks.index import freshness
 
+    if durability.crashed(lay.index_dir) or reindex_pending(lay):  # its files may be torn: not read
+        return {"indexed_at": None, "changed_since": None, "stale": True,
+                "checked": "a rebuild is due (a restart since unsynced index writes, or an interrupted reindex)"}
     mark = read_json(lay.index_dir / WATERMARK, None)
     if mark is None:
         return {"indexed_at": None, "changed_since": None, "stale": True}

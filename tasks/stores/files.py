@@ -1,7 +1,9 @@
 """Workspace files: atomic writes and decoding by policy.
 
 A write goes to a temp file in the same folder, is fsynced, then renamed over the target, so a
-crash leaves the old or the new file, never half of one.
+crash leaves the old or the new file, never half of one. `durable=False` (derived index files
+only, see ground.durability) keeps the temp file and the rename, so no reader ever sees half a
+file, and leaves out the fsyncs.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
     return data
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     if path.is_dir():  # os.replace would name the hidden temp file, not the target
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a file (nothing written)", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,15 +69,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise named(exc, path) from exc
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -90,12 +94,12 @@ def named(exc: OSError, path: Path) -> OSError:
     return exc if exc.filename else OSError(exc.errno, exc.strerror, str(path))
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable)
 
 
-def atomic_write_json(path: Path, value: object) -> None:
-    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+def atomic_write_json(path: Path, value: object, durable: bool = True) -> None:
+    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n", durable)
 
 
 def fsync_tree(folder: Path) -> None:
@@ -150,13 +154,15 @@ def read_json(path: Path, default: object) -> object:
                          "or delete it and let the job rebuild it") from exc
 
 
-def append_line(path: Path, line: str) -> None:
-    """Append one line (JSONL logs); a single small write with O_APPEND, then fsync."""
+def append_line(path: Path, line: str, durable: bool = True) -> None:
+    """Append one line (JSONL logs); a single small write with O_APPEND, then fsync (not with
+    `durable=False`: a derived journal, see ground.durability)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with path.open("a", encoding="utf-8") as handle:
             handle.write(line.rstrip("\n") + "\n")
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
     except OSError as exc:
         raise named(exc, path) from exc

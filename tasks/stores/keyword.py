@@ -164,8 +164,8 @@ def current_dir(folder: Path) -> Path | None:
     pointer = folder / "CURRENT"
     if not pointer.exists():
         return None
-    target = folder / pointer.read_text(encoding="utf-8").strip()
-    return target if target.is_dir() else None
+    name = pointer.read_text(encoding="utf-8").strip()  # empty: torn by a crash (never written so)
+    return folder / name if name and (folder / name).is_dir() else None
 
 
 def with_current(folder: Path, read: Callable[[Path], object]) -> object:
@@ -251,14 +251,16 @@ def save_vectors(gen: Path, vectors: np.ndarray, has_vector: np.ndarray) -> None
     np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
 
 
-def publish(folder: Path, gen: Path, meta: dict, durable: bool = False) -> Path:
+def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bool = False) -> Path:
     """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations.
     `durable`: `gen`'s files reach the disk before CURRENT names it (a delta whose rows the
-    tables have not taken yet: after a power loss CURRENT must not name a torn generation)."""
+    tables have not taken yet: after a power loss CURRENT must not name a torn generation).
+    `lazy`: nothing is fsynced, CURRENT neither (ground.durability: this boot's index writes
+    may be lost to a crash, which is noticed and rebuilds the index)."""
     (gen / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-    if durable:
+    if durable and not lazy:
         fsync_tree(gen)
-    atomic_write_text(folder / "CURRENT", gen.name)
+    atomic_write_text(folder / "CURRENT", gen.name, durable=not lazy)
     for old in expired_generations(folder, int(gen.name[4:]), time.time()):
         shutil.rmtree(old, ignore_errors=True)
     return gen

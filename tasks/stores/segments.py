@@ -40,13 +40,15 @@ def delta_rows(index: KeywordIndex) -> int:
 def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa.Table,
                   terms: pa.Array, links: pa.Table, files: pa.Table,
                   vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None,
-                  tables_behind: bool = False, counted: np.ndarray | None = None) -> Path:
+                  tables_behind: bool = False, counted: np.ndarray | None = None,
+                  lazy: bool = False) -> Path:
     """Publish `current` with every row of `paths` replaced by `docs` (DOC_COLUMNS, with their
     `terms`), `links` and `files` (the new rows of those paths; none for a deleted file) as a
     new delta generation on `current`'s base; returns it. `vectors`/`has_vector` are required
     when the snapshot has vectors; `counted`: which of `docs` make the BM25 statistics (None:
     all, see `postings.bm25_parts`). `tables_behind`: the LanceDB tables have not taken these
-    rows (`delta_tables` gives what they lack; `mark_tables_level` once they have)."""
+    rows (`delta_tables` gives what they lack; `mark_tables_level` once they have). `lazy`:
+    nothing is fsynced (`keyword.publish`)."""
     main = current.main or current
     removed = sorted(paths)
     counted = np.ones(docs.num_rows, dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
@@ -83,7 +85,8 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         rows = int(main.has_vector[_alive_main(main, removed)].sum()) + int(np.sum(has_vector))
         meta["vectors"] = {**meta["vectors"], "rows": rows}
     live = int(_alive_main(main, removed).sum())
-    return keyword.publish(folder, gen, {**meta, "docs": live + docs.num_rows}, durable=bool(meta.get("tables_behind")))
+    return keyword.publish(folder, gen, {**meta, "docs": live + docs.num_rows},
+                           durable=bool(meta.get("tables_behind")), lazy=lazy)
 
 
 TABLES_LEVEL = "tables-level"  # in a `tables_behind` delta generation once the tables took its rows
