@@ -1209,6 +1209,10 @@ def test_a_word_opening_a_statement_before_its_subject_names_no_node(vocab):
             assert subject_of(said).name.lower() == noun, (said, subject_of(said))
         assert subject_of(f"{opener}, my {noun} is at {value}.").key == "person:the-user"
         assert subject_of(f"{opener} and we keep the {noun} at {value}.").key == "person:the-user"
+        # an adverb of the closed class before a verb: the speaker's statement without a subject
+        for adverb in ("Also", "Already", "Just", "Still"):
+            said = f"{adverb} {pick(rng, v, 'verb')}ed the {noun} to {value}."
+            assert subject_of(said).key == "person:the-user", (said, subject_of(said))
         # a subject that is a pronoun with nothing before it to point to places nothing
         assert subject_of(f"{opener}, she's at {value} now.", placed_only=True).key == ""
         # not an opener: a name, its appositive, or a name and another joined by "and"

@@ -18,8 +18,8 @@ from memflow.tasks.capture import informative, small_talk
 from memflow.tasks.dream.change import relation
 from memflow.tasks.dream.digest import ROLE_RE
 from memflow.tasks.dream.statements import SUBORDINATORS, strip_label, subject, subject_phrase
-from memflow.tasks.dream.words import (DETERMINERS, EN_NUMBERS, HAN, PREPOSITIONS, PRONOUNS, demonstrative_led, han_share,
-                                       pronoun_led, strip_marker, zh_number)
+from memflow.tasks.dream.words import (AUXILIARIES, BE, DETERMINERS, EN_NUMBERS, HAN, PLAIN_ADVERBS, PREPOSITIONS,
+                                       PRONOUNS, demonstrative_led, han_share, pronoun_led, strip_marker, zh_number)
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 # -- what is not memory ------------------------------------------------------------------------
@@ -130,6 +130,7 @@ def _named(word: str) -> bool:
 
 # coordinating conjunctions (a closed class): "Oh and we renamed the dog" opens a clause of its own
 _COORDINATORS = frozenset("and but so or yet".split())
+_PLACES = frozenset({"here", "there"})  # "There's a ...", "Here is ...": they open the clause
 _OPENING_RE = re.compile(r"^\s*([A-Za-z]+)(,?)\s+([^\s,]+)")
 _APPOSITIVE_RE = re.compile(r"[^,.!?;:]{1,40},")
 
@@ -160,7 +161,14 @@ def without_opener(text: str) -> str:
         rest = rest[len(after):].lstrip() if opens else rest
     if comma and head not in PRONOUNS and _APPOSITIVE_RE.match(rest):
         return text
-    return rest if comma or opens else text
+    # an adverb of the closed class before a verb of its own ("Also raised the HPA to 16",
+    # "Already paired"): the speaker's subjectless statement, not one about "Also"
+    adverb = first in PLAIN_ADVERBS and first not in _PLACES and head not in BE and head not in AUXILIARIES
+    return rest if comma or opens or adverb else text
+
+
+def _first_word(text: str) -> str:
+    return re.split(r"['’\s]", text.lower(), maxsplit=1)[0]
 
 
 def slug(text: str) -> str:
@@ -223,7 +231,15 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
     `placed_only`: a statement opening on such a pronoun that names nothing and has no
     antecedent is `UNPLACED` (no node can say what it is about), not a node named by its first
     words."""
-    text = without_opener(strip_label(strip_marker(ROLE_RE.sub("", text))))
+    said = strip_label(strip_marker(ROLE_RE.sub("", text)))
+    if is_procedure(said, who):  # steps open on their adverb: "Always drain the queue first"
+        about = procedure_subject(said)
+        return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
+    text = without_opener(said)
+    if text is not said and re.match(r"[a-z]", text) and _first_word(text) not in PRONOUNS | DETERMINERS:
+        # what an opening adverb leaves opens on a verb in lower case ("Also raised the HPA to
+        # 16", "Already paired"): a statement without a subject, the speaker's
+        return person_subject(who or "the user")
     if is_procedure(text, who):
         about = procedure_subject(text)
         return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
