@@ -48,7 +48,7 @@ def main() -> None:
     args = parser.parse_args()
     from scale import workspace
 
-    root = workspace(args.files)
+    root = workspace(args.files, "notes")  # the workspace its figures in docs/benchmarks.md were read on
     try:
         env = dict(os.environ, MEMFLOW_INDEX_WORKERS="1")
         child = subprocess.Popen([str(MEMFLOW), "-w", str(root), "index"], env=env,

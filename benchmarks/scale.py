@@ -1,22 +1,34 @@
-"""Index at scale (issue #30): cold `memflow index`, a one-file change, and the necessary-work
-yardstick, each a whole process on the same generated workspace, in the same run.
+"""Index at scale (issues #30, #58): cold `memflow index`, a one-file change, and the
+necessary-work yardstick, each a whole process on the same workspace, in the same run.
 
-    .venv/bin/python benchmarks/scale.py --sizes 1000,10000,30000,100000
     .venv/bin/python benchmarks/scale.py --sizes 4800,24000 --vs-reme 4800,24000
+    .venv/bin/python benchmarks/scale.py --sizes 1000,10000,30000,100000 --corpus notes
 
-The yardstick is one Python process that reads every file, hashes it, tokenizes it with the
-project's tokenizer, builds a bm25s index and saves it: what any keyword index of these files
-must do. Prints Markdown tables: seconds, peak RSS (the larger of the child's own, from wait4,
-and the sum over it and its workers, sampled), time per file and the cold index's ratios to the
-yardstick; the cold index runs twice, with its file-parsing workers (the default) and in one
-process (MEMFLOW_INDEX_WORKERS=1), each with its CPU seconds. With ReMe, also the sampled peak
-of anonymous memory (RSS less the mapped pages of library files) of both.
+The workspace is `benchmarks/realistic.py`'s (the default, `--corpus realistic`: a folder per
+day over years, notes, session logs, resources and their notes, digest nodes) or the old
+`benchmarks/corpus.py` notes (`--corpus notes`: Markdown under daily/ and digest/ only).
+
+The yardstick is one Python process that reads every file `memflow index` indexes (Markdown
+under daily/ and digest/, `session/dialog/*.jsonl`, text resources under resource/; checked
+equal to `indexed_files`' list before it runs), hashes it, tokenizes it with the project's
+tokenizer (a session log's messages as `role: content` lines, JSON-decoded), builds a bm25s
+index and saves it: what any keyword index of these files must do. ReMe 0.4.2
+(`--vs-reme`) indexes a copy of the same files (`reme_index.py`).
+
+Every figure is a whole process tree: CPU seconds (user + system of the process and the
+children it waited for, from wait4), wall seconds, peak RSS (the larger of the child's own,
+from wait4, and the sum over it and its workers, sampled every 50 ms) and peak anonymous memory
+(the tree's own pages, RssAnon, sampled: what RSS holds less the clean pages of library files,
+which the page cache shares and can drop). The cold index runs twice, with its file-parsing
+workers (the default) and in one process (MEMFLOW_INDEX_WORKERS=1). The load average is read
+before and after each size. Prints Markdown tables; `--json` also writes the raw figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -28,6 +40,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 MEMFLOW = Path(sys.executable).with_name("memflow")
+# what `memflow index` reads (indexing.indexed_files): checked equal before the yardstick runs
+MARKDOWN_LAYERS = ("daily", "digest")
+SESSION_LOGS = "session/dialog"
+RESOURCES = "resource"
+TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".log", ".json", ".jsonl", ".csv", ".tsv", ".yaml",
+                 ".yml", ".html", ".htm")
+CHANGE = "\nA new line about zanzibarquokka.\n"
 
 
 def tree_rss(pid: int) -> tuple[int, int]:
@@ -59,11 +78,11 @@ def tree_rss(pid: int) -> tuple[int, int]:
     return total, anon
 
 
-def timed(argv: list[str], env: dict | None = None, usage_out: dict | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of one child process: the larger of its own peak (wait4)
-    and the sum over it and its worker processes, sampled every 50 ms. `usage_out` gets the
-    CPU seconds (user + system) of the child and the children it waited for, and `anon` the
-    sampled peak of the tree's anonymous memory in MiB (RSS less mapped file pages)."""
+def timed(argv: list[str], env: dict | None = None) -> dict:
+    """One child process tree, run to its end: `s` wall seconds, `cpu` CPU seconds (user +
+    system of the child and the children it waited for, from wait4), `mb` peak RSS MiB (the
+    larger of the child's own peak and the sum over it and its workers, sampled every 50 ms),
+    `anon` the sampled peak of the tree's anonymous MiB."""
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=None if env is None else {**os.environ, **env})
@@ -78,23 +97,39 @@ def timed(argv: list[str], env: dict | None = None, usage_out: dict | None = Non
     wall = time.perf_counter() - started
     if status != 0:
         raise RuntimeError(f"{argv} failed: {proc.stderr.read().decode()[-2000:]}")
-    if usage_out is not None:
-        usage_out["cpu"] = usage.ru_utime + usage.ru_stime
-        usage_out["anon"] = peak_anon / 2**20
-    return wall, max(usage.ru_maxrss * 1024, peak) / 2**20
+    return {"s": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "mb": max(usage.ru_maxrss * 1024, peak) / 2**20, "anon": peak_anon / 2**20}
+
+
+def listing(root: Path) -> list[str]:
+    """The files `memflow index` indexes in `root`, workspace-relative, sorted."""
+    found = []
+    for folder, suffixes in [*((f, (".md",)) for f in MARKDOWN_LAYERS), (SESSION_LOGS, (".jsonl",)),
+                             (RESOURCES, TEXT_SUFFIXES)]:
+        for dirpath, dirnames, filenames in os.walk(root / folder):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            found += [f"{rel}/{name}" for name in filenames
+                      if not name.startswith(".") and name.lower().endswith(suffixes)]
+    return sorted(found)
 
 
 def yardstick(root: Path) -> None:
-    """The necessary work, in this process."""
+    """The necessary work, in this process: read, hash and tokenize every indexed file (a
+    session log's messages JSON-decoded, as `role: content` lines), one bm25s index, saved."""
     import bm25s
 
     from memflow.tasks.ground.tokenize import tokenize
 
     corpus = []
-    for path in sorted(p for folder in ("daily", "digest") for p in (root / folder).rglob("*.md")):
-        data = path.read_bytes()
+    for rel in listing(root):
+        data = (root / rel).read_bytes()
         hashlib.sha256(data).hexdigest()
-        corpus.append(tokenize(data.decode("utf-8")))
+        text = data.decode("utf-8")
+        if rel.startswith(SESSION_LOGS):
+            text = "\n".join(f"{m.get('role', '')}: {m.get('content', '')}"
+                             for m in map(json.loads, filter(None, text.split("\n"))))
+        corpus.append(tokenize(text))
     retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
     retriever.index(corpus, show_progress=False)
     out = Path(tempfile.mkdtemp(prefix="yardstick-"))
@@ -102,88 +137,127 @@ def yardstick(root: Path) -> None:
     shutil.rmtree(out)
 
 
-def workspace(count: int) -> Path:
-    from corpus import build
-
+def workspace(count: int, corpus: str = "realistic") -> Path:
+    """A new workspace of `count` indexed files: `realistic.build`'s or `corpus.build`'s notes."""
     from memflow.schemas.settings import load_settings
     from memflow.tasks.ground.workspace import init_workspace, layout
 
     root = Path(tempfile.mkdtemp(prefix=f"bench-scale-{count}-"))
     init_workspace(layout(load_settings(root)))
-    build(root, count)
+    if corpus == "realistic":
+        import realistic
+
+        realistic.build(root, count)
+    else:
+        import corpus as notes
+
+        notes.build(root, count)
     return root
 
 
-def measure(count: int, reme: Path | None = None) -> dict:
-    root = workspace(count)
+def check_listing(root: Path) -> dict:
+    """The yardstick's files are `memflow index`'s (`indexed_files`); returns files and MiB
+    per layer."""
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.ground.workspace import layout
+    from memflow.tasks.index.indexing import indexed_files
+
+    settings = load_settings(root)
+    ours = listing(root)
+    theirs = sorted(indexed_files(layout(settings), settings.resource_index_max_bytes))
+    if ours != theirs:
+        raise SystemExit(f"yardstick and memflow index differ: {sorted(set(ours) ^ set(theirs))[:10]}")
+    layers: dict = {}
+    for rel in ours:
+        layer = rel.split("/", 1)[0]
+        files, size = layers.get(layer, (0, 0))
+        layers[layer] = (files + 1, size + (root / rel).stat().st_size)
+    return {layer: (files, round(size / 2**20, 1)) for layer, (files, size) in sorted(layers.items())}
+
+
+def bytecode(python: Path, *folders: Path) -> None:
+    """Compile `python`'s installed packages and `folders` to bytecode, as an install does: with
+    PYTHONDONTWRITEBYTECODE set and no __pycache__, every process compiles its imports anew (a
+    24,000-file `memflow index` spent ~4 of its ~30 CPU seconds so), which no user pays."""
+    script = ("import compileall, sys, sysconfig\n"
+              "for folder in [sysconfig.get_paths()['purelib'], *sys.argv[1:]]:\n"
+              "    compileall.compile_dir(folder, quiet=2, workers=0)")
+    subprocess.run([str(python), "-c", script, *map(str, folders)], check=True)
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def changed_file(root: Path) -> str:
+    """The file a one-file change edits: the newest day's last note (a person's today)."""
+    days = sorted(p for p in (root / "daily").iterdir() if p.is_dir())
+    return str(sorted(days[-1].glob("*.md"))[-1].relative_to(root))
+
+
+def measure(count: int, corpus: str, reme: Path | None = None) -> dict:
+    root = workspace(count, corpus)
     index = [str(MEMFLOW), "-w", str(root), "index"]
-    out = {"files": count}
-    out["yard_s"], out["yard_mb"] = timed([sys.executable, str(Path(__file__)), "--yardstick", str(root)])
-    cpu: dict = {}
-    out["one_s"], out["one_mb"] = timed(index, {"MEMFLOW_INDEX_WORKERS": "1"}, cpu)
-    out["one_cpu"] = cpu["cpu"]
+    out: dict = {"files": count, "layers": check_listing(root), "load_before": load()}
+    out["yard"] = timed([sys.executable, str(Path(__file__)), "--yardstick", str(root)])
+    out["one"] = timed(index, {"MEMFLOW_INDEX_WORKERS": "1"})
     shutil.rmtree(root / "metadata" / "index")
-    out["cold_s"], out["cold_mb"] = timed(index, usage_out=cpu)
-    out["cold_cpu"], out["cold_anon"] = cpu["cpu"], cpu["anon"]
-    change = "\nA new line about zanzibarquokka.\n"
-    target = root / "daily/2026-01-02/n1.md"
-    target.write_text(target.read_text() + change)
-    out["change_s"], out["change_mb"] = timed(index, usage_out=cpu)
-    out["change_anon"] = cpu["anon"]
+    out["cold"] = timed(index)
+    target = root / changed_file(root)
+    target.write_text(target.read_text() + CHANGE)
+    out["change"] = timed(index)
     if reme is not None:  # ReMe 0.4.2 on a copy of the same files, its index whole processes too
         other = root.with_name(root.name + "-reme")
-        for folder in ("daily", "digest"):
-            shutil.copytree(root / folder, other / folder)
+        for rel in listing(root):
+            (other / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, other / rel)
         side = [str(reme), str(HERE / "reme_index.py"), str(other)]
-        out["reme_cold_s"], out["reme_cold_mb"] = timed([*side, "--cold"], usage_out=cpu)
-        out["reme_cold_anon"] = cpu["anon"]
-        (other / "daily/2026-01-02/n1.md").write_text((other / "daily/2026-01-02/n1.md").read_text() + change)
-        out["reme_change_s"], out["reme_change_mb"] = timed(side, usage_out=cpu)
-        out["reme_change_anon"] = cpu["anon"]
+        out["reme_cold"] = timed([*side, "--cold"])
+        copy = other / target.relative_to(root)
+        copy.write_text(copy.read_text() + CHANGE)
+        out["reme_change"] = timed(side)
         shutil.rmtree(other)
+    out["load_after"] = load()
     shutil.rmtree(root)
     return out
 
 
+def cell(r: dict) -> str:
+    return f"{r['cpu']:.2f} | {r['s']:.2f} | {r['mb']:.0f} | {r['anon']:.0f}"
+
+
 def table(results: list[dict]) -> str:
-    base = next((r for r in results if r["files"] == 10000), results[0])
-    per_base = base["cold_s"] / base["files"]
-    lines = ["| files | cold index (s) | peak RSS (MiB) | ms/file (vs 10k) | one-file change (s) | "
-             "its RSS (MiB) | yardstick (s) | its RSS (MiB) | cold / yardstick (time, RSS) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| files | run | CPU s | wall s | peak RSS MiB | peak anon. MiB | CPU / yardstick | "
+             "anon. / ReMe's | RSS / ReMe's |", "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        per = r["cold_s"] / r["files"]
-        lines.append(f"| {r['files']:,} | {r['cold_s']:.2f} | {r['cold_mb']:.0f} | {1000 * per:.3f} "
-                     f"({per / per_base:.2f}) | {r['change_s']:.2f} | {r['change_mb']:.0f} | "
-                     f"{r['yard_s']:.2f} | {r['yard_mb']:.0f} | {r['cold_s'] / r['yard_s']:.2f}, "
-                     f"{r['cold_mb'] / r['yard_mb']:.2f} |")
-    lines += ["", "| files | cold index, workers (s, CPU s, MiB) | in one process (s, CPU s, MiB) | "
-              "workers / one process (time, RSS) | one process / yardstick (time) |", "|---|---|---|---|---|"]
+        reme = r.get("reme_cold")
+        runs = [("memflow cold index", "cold"), ("  in one process", "one"), ("yardstick", "yard"),
+                ("ReMe 0.4.2 cold", "reme_cold"), ("memflow one-file change", "change"),
+                ("ReMe one-file change", "reme_change")]
+        for label, key in runs:
+            if key not in r:
+                continue
+            row = r[key]
+            versus = reme if key in ("cold", "one") else r.get("reme_change") if key == "change" else None
+            vs = (f"{row['anon'] / versus['anon']:.2f} | {row['mb'] / versus['mb']:.2f}" if versus else "- | -")
+            ratio = f"{row['cpu'] / r['yard']['cpu']:.2f}" if key in ("cold", "one", "reme_cold") else "-"
+            lines.append(f"| {r['files']:,} | {label} | {cell(row)} | {ratio} | {vs} |")
+    lines += ["", "| files | indexed files per layer (files, MiB) | load before, after (1/5/15 min) |",
+              "|---|---|---|"]
     for r in results:
-        lines.append(f"| {r['files']:,} | {r['cold_s']:.2f}, {r['cold_cpu']:.2f}, {r['cold_mb']:.0f} | "
-                     f"{r['one_s']:.2f}, {r['one_cpu']:.2f}, {r['one_mb']:.0f} | "
-                     f"{r['cold_s'] / r['one_s']:.2f}, {r['cold_mb'] / r['one_mb']:.2f} | "
-                     f"{r['one_s'] / r['yard_s']:.2f} |")
-    reme = [r for r in results if "reme_cold_s" in r]
-    if reme:
-        lines += ["", "| files | vs ReMe 0.4.2, cold index (time, RSS, anon.) | one-file change (time, RSS, anon.) | "
-                  "memory-flows anon. (cold, change MiB) | ReMe cold (s, MiB, anon.) | ReMe change (s, MiB, anon.) |",
-                  "|---|---|---|---|---|---|"]
-        for r in reme:
-            lines.append(f"| {r['files']:,} | {r['cold_s'] / r['reme_cold_s']:.2f}, {r['cold_mb'] / r['reme_cold_mb']:.2f}, "
-                         f"{r['cold_anon'] / r['reme_cold_anon']:.2f} | {r['change_s'] / r['reme_change_s']:.2f}, "
-                         f"{r['change_mb'] / r['reme_change_mb']:.2f}, {r['change_anon'] / r['reme_change_anon']:.2f} | "
-                         f"{r['cold_anon']:.0f}, {r['change_anon']:.0f} | "
-                         f"{r['reme_cold_s']:.1f}, {r['reme_cold_mb']:.0f}, {r['reme_cold_anon']:.0f} | "
-                         f"{r['reme_change_s']:.1f}, {r['reme_change_mb']:.0f}, {r['reme_change_anon']:.0f} |")
+        layers = ", ".join(f"{k} {n:,} / {mb}" for k, (n, mb) in r["layers"].items())
+        lines.append(f"| {r['files']:,} | {layers} | {r['load_before']}; {r['load_after']} |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000,10000,30000,100000")
+    parser.add_argument("--sizes", default="4800,24000")
+    parser.add_argument("--corpus", choices=("realistic", "notes"), default="realistic",
+                        help="realistic.py's workspace (default) or corpus.py's notes")
     parser.add_argument("--vs-reme", default="", metavar="SIZES",
                         help="sizes also measured with ReMe 0.4.2 (builds benchmarks/.reme-venv once)")
+    parser.add_argument("--json", type=Path, help="also write the raw figures here")
     parser.add_argument("--yardstick", metavar="WORKSPACE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.yardstick:
@@ -191,14 +265,18 @@ def main() -> None:
         return
     results = []
     with_reme = {int(s) for s in args.vs_reme.split(",") if s}
+    bytecode(Path(sys.executable), *(HERE.parent / name for name in ("memflow", "flows", "tasks", "schemas")))
     for count in map(int, args.sizes.split(",")):
         reme = None
         if count in with_reme:
             from run import reme_python
 
             reme = reme_python()
-        results.append(measure(count, reme))
-        print(results[-1], file=sys.stderr, flush=True)
+            bytecode(reme)
+        results.append(measure(count, args.corpus, reme))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
     print(table(results))
 
 
