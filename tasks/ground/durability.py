@@ -19,18 +19,30 @@ boot id (not Linux), every index file is fsynced as before.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from memflow.tasks.stores.files import atomic_write_text
 
 MARK = "UNSYNCED"  # under metadata/index/: the boot whose index writes may skip fsync
-BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+KERNEL_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+BOOT_ID = KERNEL_BOOT_ID  # (tests point it at a file they change to play a restart)
 
 
 def boot_id() -> str | None:
-    """This boot's id (Linux), or None where the kernel gives none."""
+    """This boot's id (Linux), or None where the kernel gives none. The kernel's is read once
+    per process (it cannot change while the process runs; every search checks it)."""
+    return _kernel_boot_id() if BOOT_ID == KERNEL_BOOT_ID else _read_boot_id(BOOT_ID)
+
+
+@functools.cache
+def _kernel_boot_id() -> str | None:
+    return _read_boot_id(KERNEL_BOOT_ID)
+
+
+def _read_boot_id(path: Path) -> str | None:
     try:
-        return BOOT_ID.read_text(encoding="ascii").strip() or None
+        return path.read_text(encoding="ascii").strip() or None
     except OSError:
         return None
 
