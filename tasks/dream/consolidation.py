@@ -65,14 +65,12 @@ def note_facts(note: Note, procedures: bool = True) -> list[Evidence]:
             continue
         text = plain(match.group(1))
         role = ROLE_RE.match(text) if kind == "others" else None
-        if role:
-            # kept with its role ("Assistant: Lower BATCH_SIZE to 200"): a node line says who
-            # said it as its daily line does, so recall weighs it as an assistant's words
-            said = text[role.end():]
-            if not procedures or subject_of(said).bucket != "procedure" or not is_memory(said):
-                continue
-            facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))
-        elif len(text) >= 3 and is_memory(speaker(text)[1]):
+        # an assistant's line is kept with its role ("Assistant: Lower BATCH_SIZE to 200"): a
+        # node line says who said it as its daily line does, so recall weighs it as theirs
+        said = text[role.end():] if role else speaker(text)[1]
+        if role and (not procedures or subject_of(said).bucket != "procedure"):
+            continue
+        if len(text) >= 3 and is_memory(said):
             facts.append(Evidence(path=note.path, lines=[note.body_start + offset], text=text))
     return facts
 

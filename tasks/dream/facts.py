@@ -167,6 +167,11 @@ def without_opener(text: str) -> str:
     return rest if comma or opens or adverb else text
 
 
+def _procedure(text: str) -> Subject:
+    about = procedure_subject(text)
+    return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
+
+
 def _first_word(text: str) -> str:
     return re.split(r"['’\s]", text.lower(), maxsplit=1)[0]
 
@@ -233,21 +238,21 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
     words."""
     said = strip_label(strip_marker(ROLE_RE.sub("", text)))
     if is_procedure(said, who):  # steps open on their adverb: "Always drain the queue first"
-        about = procedure_subject(said)
-        return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
+        return _procedure(said)
     text = without_opener(said)
-    if text is not said and re.match(r"[a-z]", text) and _first_word(text) not in PRONOUNS | DETERMINERS:
-        # what an opening adverb leaves opens on a verb in lower case ("Also raised the HPA to
-        # 16", "Already paired"): a statement without a subject, the speaker's
-        return person_subject(who or "the user")
-    if is_procedure(text, who):
-        about = procedure_subject(text)
-        return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
-    if _FIRST_PERSON.search(text) or who or han_share(text) > 0.5:
+    if text is not said:
+        if re.match(r"[a-z]", text) and _first_word(text) not in PRONOUNS | DETERMINERS:
+            # what an opening adverb leaves opens on a verb in lower case ("Also raised the HPA
+            # to 16", "Already paired"): a statement without a subject, the speaker's
+            return person_subject(who or "the user")
+        if is_procedure(text, who):
+            return _procedure(text)
+    han = han_share(text)
+    if _FIRST_PERSON.search(text) or who or han > 0.5:
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
         return person_subject(who or "the user")
     label = subject_phrase(text)
-    if han_share(text) > 0 and re.search(f"[{HAN}]", label):
+    if han and re.search(f"[{HAN}]", label):
         # a Chinese phrase cannot be cut into words here ("去掉了 moment" named a node "去掉",
         # "开了 R8" one "开"): a statement whose subject would be one is the speaker's, as one
         # in Chinese alone is
@@ -271,7 +276,7 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # statements about two things would read as one value replacing another
         return UNPLACED
     label = label or " ".join(text.split()[:3])
-    if han_share(text) > 0 and re.search(f"[{HAN}]", label):
+    if han and re.search(f"[{HAN}]", label):  # (as above)
         return person_subject(who or "the user")
     return Subject(f"topic:{slug(label)}", label[:1].upper() + label[1:], "wiki")
 

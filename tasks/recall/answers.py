@@ -39,7 +39,6 @@ from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
 from memflow.tasks.recall.replaced import is_replaced
 from memflow.tasks.recall.timeline import within
 
-DIGEST = "digest/"  # the layer of the dream's nodes: facts restating daily lines and turns
 AFTER = 2  # sentences kept after one holding a question's term (the value follows its subject)
 NEWEST_BAND = 0.7  # of the best line's score: the answers the newest of which goes in early
 BAND = 0.3  # of the best line's score: the lines that answer the question
@@ -66,11 +65,13 @@ class Head:
     """What the opening of a context needs from the workspace: `idf(term)` (which terms are
     values), `noted(log path)` (the turns of a session log that a note line cites: the ones
     capture found a statement in; None when no note cites that log), `tokens` (the most the
-    opening takes) and `as_of` (no line said later opens it)."""
+    opening takes), `as_of` (no line said later opens it) and `digest` (the folder of the dream's
+    nodes, whose facts restate daily lines and turns)."""
     idf: Callable[[str], float]
     noted: Callable[[str], frozenset[int] | None]
     tokens: int
     as_of: date | None = None
+    digest: str = "digest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +143,10 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     # is shown once, as that line: it neither answers nor sets the bar of the band (it scores
     # higher for being short, and set a bar a newer long turn did not reach)
     answering = [line for line in lines if scored[line.key] > 0]
-    said_by = _words_of(answering) if any(line.source.startswith(DIGEST) for line in answering) else []
+    node = f"{head.digest}/"
+    said_by = _words_of(answering) if any(line.source.startswith(node) for line in answering) else []
     restated = {line.key for line, text in said_by
-                if line.source.startswith(DIGEST) and _restated_by(line, text, said_by)}
+                if line.source.startswith(node) and _restated_by(line, text, said_by)}
     best = max((score for key, score in scored.items() if key not in restated), default=0.0)
     if best <= 0:
         return []

@@ -230,7 +230,8 @@ def answer_head(settings: Settings, query: str, as_of: date | None = None) -> He
     when `pack_answers_tokens` is 0 or the question asks about the past (`answers.asks_now`)."""
     if not settings.pack_answers_tokens or not (as_of or asks_now(query)):
         return None
-    return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of)
+    return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of,
+                settings.digest_dir)
 
 
 FOLLOWED_HITS = 5  # the most hits a search for a value said later adds
