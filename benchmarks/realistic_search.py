@@ -11,7 +11,11 @@ another tree's interpreter (the same workspace, indexed by whichever tree indexe
 reindex with `--reindex` when the trees' index formats differ). One JSON line per run.
 `--writes N` then times N write -> searchable (`api.write`, then the search that finds the new
 word; new files and overwrites alternately, no `memflow index` between): it changes the
-workspace, so give it a copy (`cp -a`).
+workspace, so give it a copy (`cp -a`). `--vectors` first turns vectors on in that copy
+(`local/all-MiniLM-L6-v2`, loaded before the timing, as in a resident process): the chunks
+indexed so far get stand-in vectors through the embedding cache (a pseudo-random unit vector
+per text, seeded by its hash: embedding 45,000 chunks would take hours here, and a write's work
+does not depend on their values), and the model embeds what each write adds.
 Queries: two or three words of the generator's vocabulary, seeded (a name or an identifier in
 a third of them), none asked twice in a row; each is asked `--rounds` times.
 """
@@ -169,6 +173,37 @@ def writes(root: Path, count: int) -> dict:
     return out
 
 
+VECTOR_MODEL = "local/all-MiniLM-L6-v2"
+
+
+def with_vectors(root: Path) -> dict:
+    """Vectors on in `root` (see the module's text); returns the seeding's figures."""
+    import hashlib
+
+    import numpy as np
+
+    from memflow import api
+    from memflow.tasks.ground.local_embeddings import embed_local
+    from memflow.tasks.index.vectors import embedding_input, seed_embedding_cache, text_sha
+    from memflow.tasks.stores.lance import IndexStore
+
+    started = time.perf_counter()
+    (root / "memflow.toml").write_text(f'embedding_model = "{VECTOR_MODEL}"\n', encoding="utf-8")
+    settings = api.settings_for(root)
+    rows = IndexStore(root / "metadata/index/lance").chunk_columns(["text", "name", "description"]).to_pylist()
+    dims = len(embed_local(VECTOR_MODEL.removeprefix("local/"), ["warm-up"])[0])  # the model loads here
+    stand_in = {}
+    for row in rows:
+        sha = text_sha(embedding_input(row))
+        rng = np.random.default_rng(int(hashlib.sha256(sha.encode()).hexdigest()[:16], 16))
+        vector = rng.standard_normal(dims)
+        stand_in[sha] = (vector / np.linalg.norm(vector)).tolist()
+    seed_embedding_cache(settings, VECTOR_MODEL, dims, stand_in)
+    summary = api.index(root)
+    return {"stand_in_vectors": len(stand_in), "embedded_by_model": summary.vectors,
+            "vectors_setup_s": round(time.perf_counter() - started, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=24000)
@@ -180,6 +215,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile of the packed searches, on stderr")
     parser.add_argument("--writes-only", action="store_true", help="time the writes only (no search figures)")
     parser.add_argument("--python", help="measure in this interpreter (another tree's venv)")
+    parser.add_argument("--vectors", action="store_true",
+                        help="turn vectors on in the workspace (a copy) before the writes")
     args = parser.parse_args()
     if args.python:
         argv = [a for a in sys.argv[1:] if not a.startswith("--python")]
@@ -189,6 +226,8 @@ def main() -> None:
     out = {"files": args.files, "root": str(args.root), **prepare(args.root, args.files, args.reindex)}
     if not args.writes_only:
         out.update(measure(args.root, args.rounds, args.profile))
+    if args.vectors:
+        out.update(with_vectors(args.root))
     if args.writes:
         out["write_searchable"] = writes(args.root, args.writes)
     print(json.dumps(out))

@@ -134,6 +134,22 @@ def test_local_model_first_person_reading_lifts_the_paraphrase(settings, lay):
     assert explained["vector_queries"] == [query, "How do I get to work?"]
 
 
+def test_a_few_texts_are_embedded_on_one_thread_and_the_pool_is_kept():
+    """A query or a write's few chunks run on one torch thread (the pool's hand-offs cost more
+    than such a forward pass); the vectors are the pool's, and its size is given back."""
+    pytest.importorskip("sentence_transformers")
+    import torch
+
+    from memflow.tasks.ground.local_embeddings import FEW_TEXTS, embed_local
+
+    torch.set_num_threads(2)
+    texts = ["The quokka sleeps under the porch.", "Deploys run on Fridays after the standup."]
+    few = np.array(embed_local("all-MiniLM-L6-v2", texts))
+    assert torch.get_num_threads() == 2
+    many = np.array(embed_local("all-MiniLM-L6-v2", texts * FEW_TEXTS))[:2]  # pooled
+    assert np.allclose(few, many, atol=1e-5)
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "measured (benchmarks/paraphrase_probe.py): all-MiniLM-L6-v2 ranks the note 20th-21st in the "
     "vector branch (6th with the first-person reading) behind notes that share 'user'/'work', "
@@ -213,3 +229,59 @@ def test_the_embedding_stage_reports_progress_longest_first(model_settings, lay,
     inputs = [r["body"]["input"] for r in fake_model.requests if r["path"].endswith("/embeddings")]
     batch = [t for texts in inputs for t in texts if texts != ["ping"]]
     assert [len(t) for t in batch] == sorted((len(t) for t in batch), reverse=True)
+
+
+def _embedded(fake_model, since: int) -> list[str]:
+    calls = [r for r in fake_model.requests if r["path"].endswith("/embeddings")]
+    return [t for r in calls[since:] for t in r["body"]["input"] if t != "ping"]
+
+
+def test_a_write_with_vectors_on_is_a_delta_embedding_only_its_new_text(model_settings, lay, fake_model, tmp_path,
+                                                                         caplog):
+    """A write indexed by name with a model on publishes a delta carrying its rows' vectors: the
+    model sees only text the replaced rows did not have, the vector branch through the delta
+    equals a reindex's, and the full build that later compacts it embeds nothing again."""
+    from helpers import reindexed_copy
+
+    from memflow.tasks.index import index_paths, indexing
+    from memflow.tasks.stores import keyword
+
+    build_corpus(lay)
+    (lay.root / "daily/2026-02-07").mkdir(parents=True, exist_ok=True)
+    long = "\n\n".join(f"## Part {n}\n\n" + " ".join(f"w{n}x{k}" for k in range(120)) for n in range(6))
+    (lay.root / "daily/2026-02-07/long.md").write_text(f"# Long\n\n{long}\n", encoding="utf-8")
+    run_index(model_settings)
+    before = IndexStore(lay.index_dir / "lance").chunk_columns(["path", "text"]).to_pylist()
+    old_long = {r["text"] for r in before if r["path"] == "daily/2026-02-07/long.md"}
+    assert len(old_long) > 1  # several chunks: the edit below changes one of them
+    since = len([r for r in fake_model.requests if r["path"].endswith("/embeddings")])
+    (lay.root / "daily/2026-02-07/long.md").write_text(f"# Long\n\n{long}\n\nA closing line about quokkas.\n", encoding="utf-8")
+    (lay.root / "daily/2026-02-07/new.md").write_text("# Pets\n\nThe quokka sleeps under the porch.\n", encoding="utf-8")
+    summary = index_paths(model_settings, ["daily/2026-02-07/long.md", "daily/2026-02-07/new.md"])
+    assert (summary.added, summary.modified) == (1, 1)
+    index = keyword.current(indexing.keyword_dir(lay, model_settings))
+    assert index.main is not None and index.delta_vectors is not None  # a delta, with vectors
+    embedded = _embedded(fake_model, since)
+    assert embedded and all("quokka" in text for text in embedded)  # the unchanged chunks kept theirs
+    oracle = reindexed_copy(model_settings, tmp_path / "oracle")
+    oracle = oracle.model_copy(update={k: getattr(model_settings, k) for k in
+                                       ("embedding_model", "model_api_base", "model_api_key", "model_timeout")})
+    run_index(oracle)
+    theirs = open_index(layout_of(oracle), oracle)
+    for query in ("quokka asleep under a porch", "socket retries reconnect handler"):
+        mine = vector_branch(index, model_settings, [query], 8, Filters())
+        assert [(cid, round(s, 5)) for cid, s in mine] == \
+            [(cid, round(s, 5)) for cid, s in vector_branch(theirs, oracle, [query], 8, Filters())]
+    with caplog.at_level(logging.WARNING, logger="memflow.recall"):
+        assert search(model_settings, "quokka asleep", limit=3).results[0].path == "daily/2026-02-07/new.md"
+    assert "have no vector" not in caplog.text  # a delta's replaced rows are not counted as lacking one
+    since = len([r for r in fake_model.requests if r["path"].endswith("/embeddings")])
+    assert run_index(model_settings, delta=False).keyword_rebuilt  # the compaction: a full build
+    assert _embedded(fake_model, since) == []  # the delta's vectors reached the tables
+    assert keyword.current(indexing.keyword_dir(lay, model_settings)).main is None
+
+
+def layout_of(settings):
+    from memflow.tasks.ground.workspace import layout
+
+    return layout(settings)

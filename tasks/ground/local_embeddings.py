@@ -44,9 +44,26 @@ def _load(name: str):
     return SentenceTransformer(name, device="cpu")
 
 
+FEW_TEXTS = 8  # a call with fewer texts (a query, a write's new chunks) runs on one thread
+
+
 def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[float]]:
-    vectors = _model(name).encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                                  show_progress_bar=False)
+    """The texts' unit vectors. A call of a few texts runs on one torch thread: a small forward
+    pass split over torch's pool spends more waiting than computing, and far more when the
+    cores are busy (a one-word query: 8.7 ms CPU on one thread against 55 ms on two, at load 2
+    on this 2-core machine; `benchmarks/realistic_search.py --vectors`, docs/speed.md); the
+    embedding stage's large batches keep the pool."""
+    model = _model(name)
+    import torch
+
+    threads = torch.get_num_threads()
+    if len(texts) < FEW_TEXTS and threads > 1:
+        torch.set_num_threads(1)
+    try:
+        vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+    finally:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
     return [list(map(float, v)) for v in vectors]
 
 

@@ -5,8 +5,10 @@ publishes the search snapshot as a delta segment (stores.segments) beside the ma
 cost follows the change, not the workspace. It rebuilds the snapshot whole (a compaction)
 instead when the delta would pass `delta_limit`; when a changed file has superseded links (a
 digest's history lines) before or after, or is a file they mark (superseded lines reach other
-files' rows); when the snapshot is missing or stale; or when an embedding model is on (vectors
-are then embedded and joined by the full build). Scores equal a full rebuild's either way (tests/test_index_paths.py).
+files' rows); or when the snapshot is missing or stale (with an embedding model on: it lacks
+that model's vectors for some rows). With a model on, a delta carries its rows' vectors, only
+texts the replaced rows did not have embedded. Scores equal a full rebuild's either way
+(tests/test_index_paths.py).
 
 `run_index(settings)` (what `memflow index` and every stage call) scans the workspace, plans,
 and takes the same delta path for a small change (planned against the snapshot's files rows,
@@ -77,8 +79,10 @@ def run_index(settings: Settings, progress_factory: Callable[[int], Progress] | 
     changed files go into the search snapshot as a delta segment, planned against the
     snapshot without LanceDB where it can be (`snapshot_change`), else after the table writes
     (`apply_plan`); more as a full build (`indexing.full_run`); `delta=False` always makes the
-    full build (`forget`: no main segment under a delta may keep a forgotten text)."""
+    full build (`forget`: no main segment under a delta may keep a forgotten text), and so does
+    `embed=False` with a model on (a delta embeds its rows)."""
     lay = layout(settings)
+    delta = delta and (embed or not settings.embedding_model)
     indexing.after_crash(lay, settings)
     if indexing.reindex_pending(lay):
         log.warning("an interrupted reindex is completed first")
@@ -110,12 +114,12 @@ def snapshot_change(settings: Settings, lay: Layout, stats: dict[str, tuple[int,
     neither opens nor imports LanceDB (about 0.45 s of a 1.05 s run at 4,800 files). None (nothing
     written) when the run is not such: too many files changed, a file the scan could not read
     or only re-stamped (`touched`: its files row is re-put), nothing changed while a delta waits
-    (the full path compacts it), an embedding model, a stale snapshot or one built from tables
+    (the full path compacts it), a stale snapshot (or one lacking the model's vectors) or one built from tables
     of another shape, a compaction due, or a delta that may not be one (`publish_delta`).
     `stats`, `walk_problems`: the workspace's stat walk (`indexed_files`); files are hashed
     only when few enough differ from the snapshot's rows by stat."""
     started = time.perf_counter()
-    if settings.embedding_model or walk_problems or indexing.keyword_stale(lay, settings):
+    if walk_problems or indexing.keyword_stale(lay, settings) or indexing.vectors_incomplete(lay, settings):
         return None
     current = keyword.current(indexing.keyword_dir(lay, settings))
     shape = (keyword.read_meta(indexing.keyword_dir(lay, settings)) or {}).get("tables")
@@ -233,11 +237,11 @@ def apply_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipelin
     warnings: dict[str, str] = {}
     rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
     write_rows(store, lay, settings, plan, rows, pipeline, skipped, warnings)
-    current = None if settings.embedding_model else keyword.current(indexing.keyword_dir(lay, settings))
+    current = keyword.current(indexing.keyword_dir(lay, settings))
     vectors = 0
     if plan.changed:
         if current is None or not publish_delta(lay, settings, current, plan.added + plan.modified + plan.deleted,
-                                                rows, tables_behind=False):
+                                                rows, tables_behind=False, store=store):
             vectors = publish_full(store, lay, settings)
         (lay.index_dir / indexing.DIRTY).unlink(missing_ok=True)
     return IndexSummary(added=len(plan.added), modified=len(plan.modified), deleted=len(plan.deleted),
@@ -293,13 +297,18 @@ def publish_full(store: IndexStore, lay: Layout, settings: Settings) -> int:
 
 
 def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex, changed: list[str],
-                  rows: tuple[pa.Table, pa.Table, pa.Table], tables_behind: bool) -> bool:
+                  rows: tuple[pa.Table, pa.Table, pa.Table], tables_behind: bool,
+                  store: IndexStore | None = None) -> bool:
     """Publish the snapshot with `changed` replaced by their new `rows` (files, chunks, links)
-    as a delta segment when it may be one (no embedding model, within the delta limit); False
-    (nothing published) otherwise. Files whose superseded labels the change may alter (`_labelled_by`:
-    the daily notes a changed digest node cites, the session logs such marked notes cite) are
-    read again and replaced with them, their labels worked out over the merged link graph."""
-    if settings.embedding_model or current.links is None:
+    as a delta segment when it may be one (within the delta limit; with an embedding model on,
+    a snapshot holding that model's vectors); False (nothing published) otherwise. Files whose
+    superseded labels the change may alter (`_labelled_by`: the daily notes a changed digest
+    node cites, the session logs such marked notes cite) are read again and replaced with them,
+    their labels worked out over the merged link graph. With a model on, the delta carries the
+    new rows' vectors: a text the replaced rows had keeps its vector, the others are embedded
+    here (`vectors.delta_vectors`); `store` (the tables, level with the snapshot) takes them
+    too, else the tables get them when they are brought level (`indexing.sync_tables`)."""
+    if current.links is None or (settings.embedding_model and _vector_dims(settings, current) is None):
         return False
     others = _labelled_by(lay, current, changed, rows[2])
     others = set(current.file_info(sorted(others), ("kind",))) if others else others  # the indexed ones
@@ -315,9 +324,49 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
     files, links = rows[0].select(keyword.FILE_COLUMNS), rows[2].select(keyword.LINK_COLUMNS)
     docs = _with_superseded(lay, current, changed, docs, links)
     counted = counted_rows(lay, docs.column("path"), docs.column("layer"), links)
+    vectors = has_vector = None
+    if settings.embedding_model:
+        from memflow.tasks.index.vectors import delta_vectors, vector_rows
+
+        chunks = docs.select(["id", "path", "layer", "kind", "date", "text", "name", "description"]).to_pylist()
+        dims = _vector_dims(settings, current)
+        vectors = delta_vectors(settings, chunks, _replaced_vectors(current, changed), dims)
+        has_vector = np.ones(len(chunks), dtype=bool)
+        if store is not None:  # the tables took these rows already
+            store.put_vectors(settings.embedding_model, dims, vector_rows(chunks, vectors))
     segments.publish_delta(indexing.keyword_dir(lay, settings), current, set(changed), docs, terms, links, files,
-                           tables_behind=tables_behind, counted=counted, lazy=durability.lazy(lay.index_dir))
+                           vectors=vectors, has_vector=has_vector, tables_behind=tables_behind, counted=counted,
+                           lazy=durability.lazy(lay.index_dir))
     return True
+
+
+def _vector_dims(settings: Settings, current: keyword.KeywordIndex) -> int | None:
+    """The dimension of the snapshot's vectors when they are the configured model's and a delta
+    may carry them (its earlier delta did); None: a full build decides."""
+    from memflow.tasks.index.vectors import known_dims
+
+    main = current.main or current
+    held = current.meta.get("vectors") or {}
+    if main.vectors is None or held.get("model") != settings.embedding_model or held.get("rows") != current.meta.get("docs"):
+        return None  # another model's, or some rows lack a vector (an index run without embedding)
+    if current.main is not None and current.delta_vectors is None:
+        return None
+    dims = int(main.vectors.shape[1])
+    return dims if known_dims(settings) in (None, dims) else None
+
+
+def _replaced_vectors(current: keyword.KeywordIndex, changed: list[str]) -> dict[str, np.ndarray]:
+    """Embedded text sha256 -> vector of the snapshot's rows of `changed` (what a delta replacing
+    them need not embed again)."""
+    from memflow.tasks.index.vectors import embedding_input, text_sha
+
+    main = current.main or current
+    numbers = rowmaps.live_rows(current, "docs", "path", changed)
+    numbers = numbers[current.has_vector[numbers]]
+    rows = rowmaps.row_dicts(current.docs.select(["text", "name", "description"]), numbers)
+    split = main.docs.num_rows
+    return {text_sha(embedding_input(row)): (main.vectors[i] if i < split else current.delta_vectors[i - split])
+            for row, i in zip(rows, numbers.tolist())}
 
 
 def _old_links(current: keyword.KeywordIndex, column: str, paths: list[str]) -> pa.Table:

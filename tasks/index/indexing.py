@@ -9,6 +9,7 @@ past the version it was built from. The caller holds the workspace lock.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -37,10 +38,12 @@ from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.statistics import counted_rows
 from memflow.tasks.index.vectors import (
     check_dimension,
+    embedding_cache_dir,
     embedding_input,
     forget_dimension,
     known_dims,
     text_sha,
+    vector_rows,
 )
 from memflow.tasks.stores import keyword, segments
 from memflow.tasks.stores.files import (
@@ -50,7 +53,7 @@ from memflow.tasks.stores.files import (
     read_json,
     read_regular,
 )
-from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 log = logging.getLogger("memflow.index")
 BATCH = 8192  # files per commit of the tables at most (one version per table per group)
@@ -264,6 +267,16 @@ def snapshot_vectors_stale(lay: Layout, settings: Settings) -> bool:
     return (meta.get("vectors") or {}).get("model") != settings.embedding_model
 
 
+def vectors_incomplete(lay: Layout, settings: Settings) -> bool:
+    """With an embedding model on, some row of the snapshot lacks that model's vector (turned on
+    or changed since, or indexed without embedding): only a full run embeds them."""
+    if not settings.embedding_model:
+        return False
+    meta = keyword.read_meta(keyword_dir(lay, settings)) or {}
+    held = meta.get("vectors") or {}
+    return held.get("model") != settings.embedding_model or held.get("rows") != meta.get("docs")
+
+
 def keyword_dir(lay: Layout, settings: Settings):
     return lay.index_dir / "keyword" / tokenizer_id(settings.keyword_tokenizer)
 
@@ -314,11 +327,28 @@ def sync_tables(store: IndexStore, lay: Layout, settings: Settings) -> bool:
         return False
     removed, chunks, links, files = lacking
     store.write_paths(removed, chunks.cast(CHUNKS).to_batches(), links.to_pylist())
+    _sync_vectors(store, gen, chunks, settings)
     rows = files.select(FILES.names).cast(FILES).to_pylist()
     store.delete_files(sorted(set(removed) - {row["path"] for row in rows}))  # files gone since
     store.put_files(rows)
     segments.mark_tables_level(gen)
     return True
+
+
+def _sync_vectors(store: IndexStore, gen, chunks: pa.Table, settings: Settings) -> None:
+    """The vectors a delta generation carries for its `chunks`, into the vectors table and the
+    embedding cache (what a full build and a reindex read, so none is embedded again)."""
+    held = json.loads((gen / "meta.json").read_text(encoding="utf-8")).get("vectors") or {}
+    if not (gen / "vectors.npy").exists() or held.get("model") != settings.embedding_model:
+        return
+    vectors, has = np.load(gen / "vectors.npy"), np.load(gen / "has_vector.npy")
+    columns = chunks.select(["id", "path", "layer", "kind", "date", "text", "name", "description"])
+    rows = [row for row, kept in zip(columns.to_pylist(), has.tolist()) if kept]
+    made = vector_rows(rows, vectors[has])
+    dims = int(vectors.shape[1])
+    store.put_vectors(settings.embedding_model, dims, made)
+    EmbeddingCache(embedding_cache_dir(settings)).put(settings.embedding_model, dims,
+                                                      {row["text_sha"]: row["vector"] for row in made})
 
 
 @dataclass
@@ -420,11 +450,12 @@ SMALL_CHANGE = 256  # files changed in one run up to which the snapshot takes a 
 
 def small_change(lay: Layout, settings: Settings, lance_dir, run: IndexRun) -> bool:
     """A run whose change the search snapshot can take as a delta segment (incremental.publish):
-    a few files changed in the live tables, every file read, no embedding model, the snapshot
-    current, and no LanceDB compaction due. The delta's size limit still makes a full build."""
+    a few files changed in the live tables, every file read, the snapshot current (with the
+    model's vectors, when one is on), and no LanceDB compaction due. The delta's size limit
+    still makes a full build."""
     plan = run.plan
     return (bool(plan.changed) and bool(plan.unchanged) and lance_dir == lay.index_dir / LANCE
-            and not settings.embedding_model and not run.scan_problems
+            and not vectors_incomplete(lay, settings) and not run.scan_problems
             and len(plan.added) + len(plan.modified) + len(plan.deleted) <= SMALL_CHANGE
             and run.writes < COMPACT_EVERY and not keyword_stale(lay, settings))
 

@@ -187,6 +187,37 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     return embedded
 
 
+def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.ndarray"], dims: int) -> "np.ndarray":
+    """The vectors (float32, one row per chunk row, in order) of the chunk `rows` a write
+    replaces its files' rows with: a text whose vector `known` holds (text sha256 -> vector:
+    the rows being replaced) is not embedded again, the others go to the model in one call per
+    batch. Raises EmbeddingDimensionError when the model returns another dimension than `dims`
+    (the snapshot's), before anything is published."""
+    import numpy as np
+
+    shas = [text_sha(embedding_input(row)) for row in rows]
+    texts = {sha: embedding_input(row) for sha, row in zip(shas, rows) if sha not in known}
+    vectors = dict(known)
+    new = sorted(texts, key=lambda sha: -len(texts[sha]))
+    size = SAVE_BATCH if settings.embedding_model.startswith("local/") else BATCH
+    for i in range(0, len(new), size):
+        part = new[i:i + size]
+        for sha, vector in zip(part, embed_texts(settings, [texts[sha] for sha in part])):
+            if len(vector) != dims:
+                raise dimension_error(settings, len(vector), dims)
+            vectors[sha] = np.asarray(vector, dtype=np.float32)
+    return np.stack([vectors[sha] for sha in shas]).astype(np.float32) if shas \
+        else np.zeros((0, dims), dtype=np.float32)
+
+
+def vector_rows(chunks: list[dict], vectors: "np.ndarray") -> list[dict]:
+    """The vectors table's rows of `chunks` (their filter columns, embedded text's sha256) with
+    `vectors` (aligned)."""
+    return [{"id": row["id"], "text_sha": text_sha(embedding_input(row)), "path": row["path"],
+             "layer": row["layer"], "kind": row["kind"], "date": row["date"], "vector": vector.tolist()}
+            for row, vector in zip(chunks, vectors)]
+
+
 def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 

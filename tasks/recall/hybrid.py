@@ -72,10 +72,10 @@ def open_index(lay: Layout, settings: Settings) -> keyword.KeywordIndex:
     if _SEEN.get(folder) != index.generation:
         _SEEN[folder] = index.generation
         vectors = index.meta.get("vectors")
-        if vectors and vectors["rows"] < index.size:
+        live = int(index.meta.get("docs", index.size))  # a delta's size counts the rows it replaced
+        if vectors and vectors["rows"] < live:
             log.warning("%d of %d chunks have no vector of %s: they are found by keywords only until "
-                        "`memflow index` embeds them", index.size - vectors["rows"], index.size,
-                        vectors["model"])
+                        "`memflow index` embeds them", live - vectors["rows"], live, vectors["model"])
     return index
 
 
