@@ -124,6 +124,42 @@ def test_forgetting_purges_the_forgotten_texts_vectors_from_the_embedding_cache(
     assert "4471-zulu" not in everything(lay.root).casefold()
 
 
+def test_a_forgotten_note_written_after_the_index_leaves_no_vector(settings, lay, fake_model):
+    """With vectors on, a write's vectors ride in its delta segment until the tables are brought
+    level: a forget of that note leaves its vector in no table, cache or snapshot."""
+    import numpy as np
+    import pyarrow.compute as pc
+    from fakemodel import DIMS
+
+    from memflow.tasks.index import embedding_cache_dir, index_paths, indexing, run_index
+    from memflow.tasks.index.vectors import embedding_input, text_sha
+    from memflow.tasks.stores import keyword
+    from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
+
+    model = "openai/test-embed"
+    settings = settings.model_copy(update={"embedding_model": model, "model_api_key": "x",
+                                           "model_api_base": fake_model.api_base})
+    workspace(settings)
+    run_index(settings)
+    rel = "daily/2026-07-03/locker.md"
+    (lay.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (lay.root / rel).write_text("# Locker\n\nThe gym locker code is 8812-kilo.\n", encoding="utf-8")
+    index_paths(settings, [rel])
+    index = keyword.current(indexing.keyword_dir(lay, settings))
+    assert index.delta_vectors is not None  # the write's vector is in the delta only
+    rows = index.docs.filter(pc.equal(index.docs.column("path"), rel)).to_pylist()
+    shas = {text_sha(embedding_input(row)) for row in rows}
+    assert shas
+    memflow.forget(settings, note=rel)
+    assert EmbeddingCache(embedding_cache_dir(settings)).get(model, DIMS, sorted(shas)) == {}
+    assert not shas & IndexStore(lay.index_dir / "lance").text_shas()
+    folder = indexing.keyword_dir(lay, settings)
+    assert [p.name for p in folder.glob("gen-*")] == [keyword.current(folder).generation]  # no older one
+    current = keyword.current(folder)
+    assert current.main is None and rel not in set(current.docs.column("path").to_pylist())
+    assert np.asarray(current.has_vector).all()
+
+
 def test_a_tombstone_holds_salted_hashes_and_stops_the_phrase_inside_any_later_message(settings, lay):
     from memflow.tasks.ground import tombstones
 
