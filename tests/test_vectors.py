@@ -285,3 +285,17 @@ def layout_of(settings):
     from memflow.tasks.ground.workspace import layout
 
     return layout(settings)
+
+
+def test_a_write_says_what_loading_a_local_model_costs(settings, caplog):
+    """A local model not loaded in this process is announced before a write's vectors make it
+    load (as before a query's), with the way not to pay it on every call."""
+    from memflow.tasks.index.vectors import say_model_cost
+
+    local = settings.model_copy(update={"embedding_model": "local/not-loaded-here"})
+    with caplog.at_level(logging.WARNING, logger="memflow.vectors"):
+        say_model_cost(local, "this write's 2 new chunk(s)")
+        say_model_cost(local)
+    write, query = [r.getMessage() for r in caplog.records]
+    assert "to embed this write's 2 new chunk(s)" in write and "memflow serve" in write
+    assert "to embed this query" in query and "query_vectors" in query

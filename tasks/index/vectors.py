@@ -199,6 +199,8 @@ def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.nda
     texts = {sha: embedding_input(row) for sha, row in zip(shas, rows) if sha not in known}
     vectors = dict(known)
     new = sorted(texts, key=lambda sha: -len(texts[sha]))
+    if new:
+        say_model_cost(settings, f"this write's {len(new)} new chunk(s)")
     size = SAVE_BATCH if settings.embedding_model.startswith("local/") else BATCH
     for i in range(0, len(new), size):
         part = new[i:i + size]
@@ -309,15 +311,21 @@ def store_query_vectors(folder, model_key: str, vectors: dict[str, list[float]])
             old.unlink(missing_ok=True)
 
 
-def say_model_cost(settings: Settings) -> None:
-    """A local model not loaded in this process costs its load before the first query vector:
-    say so, and how not to pay it again."""
+def say_model_cost(settings: Settings, what: str = "") -> None:
+    """A local model not loaded in this process costs its load before the first vector it
+    makes (of a query, or of `what` a write adds): say so, and how not to pay it again."""
     model = settings.embedding_model
     if not model.startswith("local/"):
         return
     from memflow.tasks.ground.local_embeddings import is_loaded
 
-    if not is_loaded(model.removeprefix("local/")):
+    if is_loaded(model.removeprefix("local/")):
+        return
+    if what:
+        log.warning("loading the embedding model %s to embed %s (once per process: seconds to "
+                    "tens of seconds on a busy machine); a process that stays up, such as "
+                    "`memflow serve` (MCP) or a program using memflow.api, pays it once", model, what)
+    else:
         log.warning("loading the embedding model %s to embed this query (once per process: "
                     "seconds to tens of seconds on a busy machine); `memflow serve` keeps it "
                     "loaded and answers the CLI, and a query searched before is answered from "
