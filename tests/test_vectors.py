@@ -1,4 +1,5 @@
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -283,6 +284,18 @@ def test_a_write_with_vectors_on_is_a_delta_embedding_only_its_new_text(model_se
     assert run_index(model_settings, delta=False).keyword_rebuilt  # the compaction: a full build
     assert _embedded(fake_model, since) == []  # the delta's vectors reached the tables
     assert keyword.current(indexing.keyword_dir(lay, model_settings)).main is None
+    # an index run whose small change the tables take first (a file only re-stamped beside an
+    # edit): the delta's vectors go into the tables at once
+    touched = lay.root / "daily/2026-02-03/server.md"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10_000_000))
+    (lay.root / "daily/2026-02-07/new.md").write_text("# Pets\n\nThe wombat digs under the porch.\n", encoding="utf-8")
+    since = len([r for r in fake_model.requests if r["path"].endswith("/embeddings")])
+    assert run_index(model_settings).modified == 1
+    assert keyword.current(indexing.keyword_dir(lay, model_settings)).main is not None  # a delta
+    assert all("wombat" in text for text in _embedded(fake_model, since))
+    since = len([r for r in fake_model.requests if r["path"].endswith("/embeddings")])
+    run_index(model_settings, delta=False)
+    assert _embedded(fake_model, since) == []
 
 
 def layout_of(settings):
