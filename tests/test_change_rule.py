@@ -632,7 +632,7 @@ def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):
     the user's instructions: kept."""
     from memflow.schemas.dream import Evidence
     from memflow.schemas.notes import Note
-    from memflow.tasks.dream.consolidation import _NOT_WHO, people_in, split_fact
+    from memflow.tasks.dream.consolidation import people_in, split_fact
 
     rng, v = vocab
     for _ in range(100):
@@ -652,9 +652,8 @@ def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):
         said = [e.text for e in split_fact(line, people)]
         assert said == [f"{who}: {mine}"], (parts, said)
         to_assistant = [e.text for e in split_fact(line)]
-        # said to the assistant no names are talking: a generated name that is also a label
-        # (`Todo:`, `Note:`) reads as the label; with the people talking it is the speaker (above)
-        label = "" if who in _NOT_WHO else f"{who}: "
+        # a line read out of its note: a label shaped as a name is its speaker
+        label = f"{who}: "
         assert to_assistant == [f"{label}{p}" for p in parts if p != asked], (parts, to_assistant)
         a, b = pick(rng, v, "han", 2)
         for zh, kept in ((f"你的{a}{b}很好。", False), (f"我给你{a}了{b}。", True)):
@@ -688,6 +687,46 @@ def test_what_is_said_to_the_listener_or_asked_is_no_fact_of_the_speaker(vocab):
         # a named assistant, the user's lines unnamed: the user's "you" is an instruction
         body = f"# Day\n\n## Facts\n\n- You {v1} in {adj} {noun}s.\n\n## Said by {other}\n\n- {other}: x y\n"
         assert people_in(Note(path="daily/2026-01-01/n.md", body=body)) == frozenset()
+
+
+def test_a_speaker_is_known_by_the_notes_structure_not_by_the_labels_word(vocab):
+    """A label shaped as a name (`Xovo: ...`) opening one line of a note is that line's own
+    label (as `Correction:` or `Reminder:` would be, whatever word it is); one opening two lines
+    or more, or named by a `Said by` section, or opening the lines of a conversation between
+    people, is a speaker. The word itself decides nothing: the same pseudo-word is a label in
+    one note and a speaker in another."""
+    from memflow.schemas.notes import Note
+    from memflow.tasks.dream.consolidation import extract_units, speaker, speakers_in
+
+    rng, v = vocab
+    for _ in range(60):
+        word, other = (n.capitalize() for n in pick(rng, v, "name", 2))
+        noun, obj, verb = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "verb")
+        n1, n2 = rng.sample(range(2, 900), 2)
+        once = f"- {word}: The {noun} {verb}s {n1} {obj}s.\n- The {obj} {verb}s at {n2}.\n"
+        note = Note(path="daily/2026-01-01/a.md", body=f"# Day\n\n## Facts\n\n{once}")
+        assert speakers_in(note) == frozenset(), once
+        units = [u for u, _ in extract_units([note])]
+        assert not any(u.subject == f"person:{word.lower()}" for u in units), units
+        assert any(f"The {noun} {verb}s {n1} {obj}s." in u.summary for u in units), units  # kept
+        twice = f"- {word}: I {verb} the {noun}.\n- {word}: My {obj} has {n1} {noun}s.\n"
+        note = Note(path="daily/2026-01-01/b.md", body=f"# Day\n\n## Facts\n\n{twice}")
+        assert speakers_in(note) == {word}
+        assert {u.subject for u, _ in extract_units([note])} == {f"person:{word.lower()}"}
+        talk = (f"# Day\n\n## Facts\n\n- {word}: I {verb} the {noun}.\n\n"
+                f"## Said by {other}\n\n- {other}: The {obj} is {n2} {noun}s.\n")
+        note = Note(path="daily/2026-01-01/c.md", body=talk)
+        assert speakers_in(note) == {word, other}
+        assert speaker(f"{word}: the {noun} {verb}s.", speakers_in(note)) == (word, f"the {noun} {verb}s.")
+        # read out of its note (a digest line), a label shaped as a name is its speaker; a chat
+        # role or a word before a clause in lower case is not
+        assert speaker(f"{word}: The {noun} {verb}s.") == (word, f"The {noun} {verb}s.")
+        assert speaker(f"{word}: the {noun} {verb}s.")[0] == ""
+        assert speaker(f"User: The {noun} {verb}s.")[0] == ""
+        # a sign between a number and a name is no letter: "32× A100 ..." made a node `×`
+        from memflow.tasks.dream.facts import slug, subject_of
+        sign = rng.choice("×÷")
+        assert slug(subject_of(f"{n1}{sign} {other}{n2} on the {noun} {obj}, {verb}.").name), sign
 
 
 # -- the whole loop ------------------------------------------------------------------------------

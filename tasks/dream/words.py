@@ -30,10 +30,11 @@ EN_NUMBERS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty".split())}
 _ZH_DIGITS = "零一二两三四五六七八九十百"
+_LATIN = "\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F"  # accented letters, not × and ÷ among them
 _TOKEN_RE = re.compile(
     rf"(?P<code>`[^`]+`|(?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+|\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+\b)"
     rf"|(?P<num>[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[A-Za-z]{{1,4}}\b)?)"
-    rf"|(?P<word>[A-Za-z\u00C0-\u024F][A-Za-z0-9_'\u00C0-\u024F-]*)"
+    rf"|(?P<word>[A-Za-z{_LATIN}][A-Za-z0-9_'{_LATIN}-]*)"
     rf"|(?P<zhnum>[{_ZH_DIGITS}]+)"
     rf"|(?P<han>(?:(?![{_ZH_DIGITS}])[{HAN}])+)"
     rf"|(?P<arrow>->|→|=>)"
