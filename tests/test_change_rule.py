@@ -1261,6 +1261,36 @@ def test_a_word_opening_a_statement_before_its_subject_names_no_node(vocab):
         assert subject_of(f"{name} and {other} keep the {noun} at {value}.").name.startswith(name)
 
 
+def test_an_interjection_before_a_name_or_an_existential_names_no_node(vocab):
+    """An interjection of the closed class before a name ("Yes Kenji approved ...") is no
+    subject, and "No"/"Well" only before a name (before a noun they are a determiner and a
+    noun); an existential ("There's also a X Y that ...", "There are 3 X ...") is about the noun
+    phrase after its verb, not an adverb or an adjective in it; an adverb between a name and its
+    verb ("Kenji never approved") is no part of the name. Names, nouns and verbs are pseudo-words."""
+    from memflow.tasks.dream.facts import subject_of
+    from memflow.tasks.dream.words import ALSO_NOT_INTERJECTIONS, INTERJECTIONS, PLAIN_ADVERBS
+
+    rng, v = vocab
+    for _ in range(40):
+        name, other = (n.capitalize() for n in pick(rng, v, "name", 2))
+        noun, obj, adj, verb = pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "adj"), pick(rng, v, "verb")
+        n1 = rng.randint(2, 900)
+        word = rng.choice(sorted(INTERJECTIONS)).capitalize()
+        said = f"{word} {name} {verb}ed the {noun} {obj}."
+        assert subject_of(said).name == name, (said, subject_of(said))
+        double = rng.choice(sorted(ALSO_NOT_INTERJECTIONS)).capitalize()
+        assert subject_of(f"{double} {noun} {obj}s {verb} at the {adj} {other}.").name.lower() != ""
+        assert subject_of(f"{double} {noun} {obj}s {verb} at the {adj} {other}.").key != "person:the-user"
+        adverb = rng.choice(sorted(PLAIN_ADVERBS - {"here", "there"}))
+        lead = rng.choice(["There's", "There is", "There was", "There are", "Here is", "There has been"])
+        said = f"{lead} {adverb} a {adj} {noun} that {verb}s {n1} {obj}s."
+        assert subject_of(said).name.lower() == f"{adj} {noun}", (said, subject_of(said))
+        said = f"There are {n1} {noun}s of the {obj}."
+        assert subject_of(said).name.lower() == f"{noun}s", (said, subject_of(said))
+        said = f"{name} {adverb} {verb}s the {noun}."
+        assert subject_of(said).name == name, (said, subject_of(said))
+
+
 def test_a_chinese_phrase_names_no_node_a_latin_name_in_chinese_does(vocab):
     """A subject that would be a Chinese phrase (nothing here cuts Chinese into words) makes the
     statement the speaker's, as a statement in Chinese alone is; a Latin name leading a Chinese

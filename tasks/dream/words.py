@@ -167,6 +167,15 @@ SUBJECT_PRONOUNS = frozenset("i he she we they".split())  # pronouns only ever s
 # adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
 # verb ("Everyone here uses X", "Nobody still owns X")
 PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
+# Interjections and response particles (a closed class: the conversational routine); "no" and
+# "well" are also a determiner and a noun ("No cars are ...", "Well water is ..."): interjections
+# only before a name (`ALSO_NOT_INTERJECTIONS`)
+INTERJECTIONS = frozenset("""yes yeah yep yup ok okay oh ah aha wow hmm um uh oops ugh hey hi hello
+thanks sorry alright no well""".split())
+ALSO_NOT_INTERJECTIONS = frozenset("no well".split())
+# "there" and "here" before a form of "be": the existential or presentational clause, whose
+# subject is the noun phrase after the verb ("There's also *a cron job*", "Here is *the photo*")
+EXISTENTIALS = frozenset("there here".split())
 # Past forms of common irregular verbs (with the regular "-ed", `past_shaped`): a frame in the
 # past tense tells of an event ("I visited Rome", "we went to the cinema"), and two events are two
 # facts, never a change of value
