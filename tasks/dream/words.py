@@ -23,7 +23,9 @@ between without about of off through until via per than instead across around be
 within""".split())
 PRONOUNS = frozenset("i we you he she they it 我 你 他 她 它".split())
 _HAN_STOP = frozenset("的了是在也都着吗呢吧啊就和与及而或很还又已经我你他她它们")
-HAN_PREP = frozenset("从到成为改换")  # "从A到B", "改成B", "换为B": the named-value structure
+# "从A到B", "(改)成B", "(换)为B": the named-value structure; the verb before 成/为 is any verb
+# (`change.cut_by` finds where the old value ends), not a list of verbs of change
+HAN_PREP = frozenset("从到成为")
 # "now" and its like: function words of two characters (the first is no function character)
 _HAN_NOW_RE = re.compile("现在|目前|如今")
 EN_NUMBERS = {w: str(n) for n, w in enumerate(
