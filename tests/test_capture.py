@@ -454,3 +454,28 @@ def test_a_message_with_its_own_time_or_id_is_logged_once_when_a_history_skips_o
     append_messages(lay, "skip", [dict(m) for m in again])
     logged = [(m["role"], m["content"]) for m in read_log(lay, "skip")]
     assert logged == [(m["role"], m["content"]) for m in conversation], (seed, identity, skipped)
+
+
+def test_a_short_word_beside_thanks_or_a_leave_taking_is_chatter_by_shape():
+    """Beside thanks, a part of one word is chatter ("Splendid, thanks!"; in Chinese, a part of
+    one to three characters: "完美，谢谢！"), whatever the word; a leave-taking routine with a
+    short time or occasion after it ("See you next X", "X见") is chatter; a statement with a
+    pronoun, a negation, a numeral, a digit, a name or more words is kept. The words are generated pseudo-words and
+    characters, none of them in any formula."""
+    from memflow.tasks.capture.extractive import small_talk
+    from memflow.tasks.dream.facts import is_memory
+
+    rng = random.Random(56)
+    han = [chr(c) for c in range(0x4E00, 0x9FA5)]
+    closed = set("我咱你您他她它们见谢感的了是在也都着吗呢吧啊就和与及而或很还又已经哈呀哇哦嗯啦唉噢耶嘿喔哎诶一二三四五六七八九十百千万零两不没未别无")
+    han = [c for c in han if c not in closed]
+    for _ in range(200):
+        word = "".join(rng.sample(han, rng.randint(1, 3)))
+        long = "".join(rng.sample(han, rng.randint(7, 9)))
+        pseudo = "".join(rng.choice("bdgklmprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 3)))
+        for chatter in (f"{word}，谢谢！", f"{word}，非常感谢", f"{word}见 😄", f"{pseudo.capitalize()}, thanks!",
+                        f"See you next {pseudo}!", f"see you {pseudo} {pseudo}s 😄"):
+            assert small_talk(chatter, "user") and not is_memory(chatter), chatter
+        for kept in (f"我{word}{long}，谢谢", f"嗯，没{word[:2]}", f"嗯，两{word[:2]}", f"{word}，{long}，谢谢", f"{long}，谢谢", f"我们在{word}见", f"{word}{long}见",
+                     f"See you at 9 at {pseudo.capitalize()}'s", f"{pseudo.capitalize()}, {pseudo}s, thanks"):
+            assert not small_talk(kept, "user"), kept

@@ -29,7 +29,7 @@ _SMALL_TALK = re.compile(
     r"how have you been( lately)?|how('?s| is) (it going|everything|life)|what'?s up|"
     r"(it'?s )?(good|great|nice) to (see|hear from|meet) you|long time no see|noted|understood|will do|done|"
     r"glad (i could|to) help|happy to help|any ?time|my pleasure|"
-    r"好的?|谢谢(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行|记住了|明白)$")
+    r"好的?|(非常)?(谢谢|感谢)(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行|记住了|明白)$")
 # what a reply opens on when it only acknowledges ("Noted: ...", "Sure, ...")
 _ACK_START = re.compile(r"^(noted|got it|understood|updated|sure|okay|ok|will do|done|"
                         r"好的|记住了|收到|明白)\b[:,：，!！ ]", re.IGNORECASE)
@@ -61,6 +61,14 @@ sounds super incredible beautiful proud congrats congratulations omg aww sweet e
 inspiring true agree absolutely definitely ok okay yes yep yeah right indeed exactly""".split())
 # Han interjections and particles: a sentence of nothing else is an exclamation ("哈哈哈！")
 _HAN_CHATTER = frozenset("哈啊呀哇哦嗯呢吧嘛啦唉噢耶嘿喔哎诶")
+# leave-taking routines (a closed class) and the time or occasion they name ("See you next
+# week!", "下个版本见"): said to part, nothing more; a first person, a digit or a name after the
+# routine makes it a plan ("See you at 9 at Ana's"), and so does anything longer
+_LEAVE_RE = re.compile(r"^(?:see you|talk soon|catch you)(?P<en>(?: [a-z]+){0,3})$|^(?P<zh>[^我咱你您他她它们0-9]{0,6})见$",
+                       re.IGNORECASE)
+# a Han part as short as one word ("完美", "太好了"): beside chatter it is chatter, as an
+# English one-word part is ("Splendid, thanks!"); alone, or beside other words, it is kept
+_HAN_WORD_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{1,3}")
 # A name said to the listener ("Wow, fantastic, Caroline!", "Jo, thanks"): not about anyone.
 _VOCATIVE_RE = re.compile(r"[,，]\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?(?=[\s!.?~…]*$)|^[A-Z][a-z]+(?=\s*[,，])")
 _CONTRACTION_RE = re.compile(r"['’][A-Za-z]+")  # I'm, you're, we'll: the tail is no word
@@ -103,12 +111,31 @@ def _chatter(part: str) -> bool | str:
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", part.strip()).strip()
     bare = re.sub(r"(\s+[A-Z][a-z]+)+$", "", bare) if " " in bare else bare  # "Hey Mel" -> "Hey"
     bare = re.sub(r"[.!?。！？]", "", bare).lower() if len(bare) < 40 else bare.lower()
-    # a greeting or thanks, or nothing but emotive or function words ("Me too!", "哈哈！")
-    if not bare or _SMALL_TALK.match(bare) or not _says_something(part):
+    # a greeting or thanks, a leave-taking, or nothing but emotive or function words ("Me too!",
+    # "哈哈！")
+    if not bare or _SMALL_TALK.match(bare) or _leave_taking(part) or not _says_something(part):
         return True
-    if re.fullmatch(r"[A-Z][a-z]+", part.strip(" .!?~…")):
-        return "name"  # the listener's name, or an answer ("Porto.")
+    if re.fullmatch(r"[A-Z][a-z]+", part.strip(" .!?~…")) or _han_word(bare):
+        return "name"  # the listener's name, or an answer ("Porto.", "完美")
     return False
+
+
+# what makes a short Han part a statement, not a word said in passing: a personal pronoun, a
+# negation or a numeral (closed classes: "我到了", "还没定", "两岁")
+_STATES_RE = re.compile(r"[我咱你您他她它不没未别无零一二两三四五六七八九十百千万]")
+
+
+def _han_word(bare: str) -> bool:
+    """A Han part of one word (`_HAN_WORD_RE`, modal particles after it aside: "太好了")."""
+    word = bare.rstrip("了" + "".join(_HAN_CHATTER))
+    return bool(_HAN_WORD_RE.fullmatch(word)) and not _STATES_RE.search(word)
+
+
+def _leave_taking(part: str) -> bool:
+    """A leave-taking routine with at most a short time or occasion after it ("See you next
+    week", "明天见"), no emoji or punctuation counted."""
+    bare = re.sub(r"[\W_]+$", "", re.sub(r"^[\W_]+", "", part.strip())).strip()
+    return bool(_LEAVE_RE.match(bare))
 
 
 def scaffolding(sentence: str) -> bool:

@@ -49,7 +49,8 @@ def _is_qualifier(seq: list[Tok], start: int, led_by_pronoun: bool) -> bool:
 def named_change(new: str, old: str) -> bool:
     """Does the new statement name a value of the old one and a new value of the same kind, with
     a preposition between them ("from Leeds to Bristol"), about the same subject?"""
-    a, b = seq_of(old), seq_of(new)
+    a = seq_of(old)
+    b = cut_by(seq_of(new), {t.norm for t in a if t.kind == "han"})
     subj = subject(old)
     old_norms = {t.norm for t in a}
     subject_norms = set(subj.split())
@@ -82,6 +83,25 @@ def named_change(new: str, old: str) -> bool:
         if _set_against(b, value, old_norms, new):  # "in Bergen, not Oslo"
             return True
     return False
+
+
+def cut_by(tokens: list[Tok], words: set[str]) -> list[Tok]:
+    """Chinese words of `tokens` cut where one of `words` (the other statement's) opens or ends
+    them: written without spaces, "从杭州改成上海" reads "杭州改" as one word (no function
+    character stands between the value and the verb after it) until the old statement's "杭州"
+    shows where the value ends, whatever the verb."""
+    longest = sorted(words, key=lambda w: (-len(w), w))
+    out: list[Tok] = []
+    for tok in tokens:
+        shorter = [w for w in longest if tok.kind == "han" and len(w) < len(tok.norm)]
+        # a word opening it first (the value before its verb), then one ending it
+        at = next((len(w) for w in shorter if tok.norm.startswith(w)), None) or \
+            next((len(tok.norm) - len(w) for w in shorter if tok.norm.endswith(w)), None)
+        if at is None:
+            out.append(tok)
+        else:
+            out += [Tok(tok.norm[:at], tok.norm[:at], "han"), Tok(tok.norm[at:], tok.norm[at:], "han")]
+    return out
 
 
 def named_old_values(text: str) -> list[str]:

@@ -38,13 +38,12 @@ from memflow.tasks.ground.speakers import OTHERS_TITLE
 from memflow.tasks.ground.workspace import date_of
 
 _BULLET_RE = re.compile(r"^\s*[-*+]\s+(.*\S)\s*$")
-# `- Caroline: I went to ...`: a speaker's name before the fact (not `Correction:`, `ERR_X:`)
+# `- Caroline: I went to ...`: a label shaped as a name before the fact (not `ERR_X:`); whether
+# it names a speaker or the line's own label (`Correction:`) the note's structure says
+# (`speakers_in`)
 _WHO_RE = re.compile(r"^([A-Z][a-z]+(?: [A-Z][a-z]+)?|[\u4e00-\u9fff]{2,4}): (?=\S)")
-_NOT_WHO = frozenset({"Correction", "Note", "Update", "Todo", "Reminder", "Warning", "Error",
-                      "Tip", "Important", "Summary", "Also", "Next", "Fix", "Step", "Question",
-                      "Answer", "User", "Assistant"})
-
-
+# the roles of a chat (a closed class): who a line is said by, never a person's name
+_ROLES = frozenset({"user", "assistant", "the assistant", "tool", "system"})
 
 def note_facts(note: Note, procedures: bool = True) -> list[Evidence]:
     """Facts of a daily note worth remembering: its bullet lines (provenance links stripped).
@@ -75,16 +74,21 @@ def note_facts(note: Note, procedures: bool = True) -> list[Evidence]:
     return facts
 
 
-def speaker(text: str, people: frozenset[str] = frozenset()) -> tuple[str, str]:
-    """(speaker the line names, the rest) or ("", text). A label such as `Note:` or `Todo:` is no
-    speaker, unless it is the name of one of the `people` talking (a person may be called Tip),
-    nor a word before a clause in lower case ("Decision: the X listener binds port N"), unless
-    one of the `people` again."""
+def speaker(text: str, speakers: frozenset[str] | None = None) -> tuple[str, str]:
+    """(speaker the line names, the rest) or ("", text). `speakers`: the names the line's note
+    gives its speakers (`speakers_in`): a label is one of them or none (`Note:` opening one line
+    of a note is the line's own label, however it is spelled). Without them (a digest line, read
+    out of its note) a label shaped as a name is its speaker, unless it is a chat role (`User:`,
+    `Assistant:`) or a word before a clause in lower case ("Decision: the X listener binds port N")."""
     match = _WHO_RE.match(text)
-    if match and (match.group(1) in people or (match.group(1) not in _NOT_WHO
-                                                and not text[match.end():match.end() + 1].islower())):
-        return match.group(1), text[match.end():]
-    return "", text
+    if not match:
+        return "", text
+    who = match.group(1)
+    if speakers is not None:
+        named = who in speakers
+    else:
+        named = who.lower() not in _ROLES and not text[match.end():match.end() + 1].islower()
+    return (who, text[match.end():]) if named else ("", text)
 
 
 def worth_a_node(unit: Unit) -> bool:
@@ -96,13 +100,13 @@ def worth_a_node(unit: Unit) -> bool:
     return MARK not in said and is_clause(strip_label(strip_marker(said)))
 
 
-def make_unit(fact: Evidence, before: Unit | None = None, people: frozenset[str] = frozenset()) -> Unit | None:
+def make_unit(fact: Evidence, before: Unit | None = None, speakers: frozenset[str] | None = None) -> Unit | None:
     """One fact -> one unit. In a node about the speaker the fact is kept without the speaker's
     name in front (the node's name says whose it is). `before`: the unit of the same speaker's
     statement just before this one in its note; a statement opening on a pronoun that points
     back and naming nothing else is about what that one was about. None for a pronoun with
-    nothing to point to."""
-    who, said = speaker(fact.text, people)
+    nothing to point to. `speakers`: those its note names (`speakers_in`)."""
+    who, said = speaker(fact.text, speakers)
     antecedent = None
     if before is not None and before.bucket != "procedure" and _points_back(strip_label(strip_marker(said))):
         antecedent = Subject(before.subject, before.name, before.bucket)
@@ -126,15 +130,17 @@ _ENDS_ATTACHED_RE = re.compile(rf"([.!?:。！？：](?:\s*{_ATTACHMENT})+)\s*(?
 _ATTACHED_RE = re.compile(rf"(?:\s*{_ATTACHMENT})+\s*$|\s+$")
 
 
-def split_fact(fact: Evidence, people: frozenset[str] = frozenset()) -> list[Evidence]:
+def split_fact(fact: Evidence, people: frozenset[str] = frozenset(),
+               speakers: frozenset[str] | None = None) -> list[Evidence]:
     """A line stating several facts -> one evidence per statement (same line, same speaker),
     so a later change of one leaves the others current. Pasted code in the line is not a
     statement (it stays in the daily note and the log); a question in it is not a fact (one
     with an attachment after it neither), nor a sentence ending in a colon, which only
     introduces what follows ("Seeing this on the X box:"); in a conversation between `people`
     (`people_in`): nor a statement about the one spoken to (`to_listener`), nor a reaction to
-    what they said or sent (`reaction`)."""
-    who, said = speaker(fact.text, people)
+    what they said or sent (`reaction`). `speakers`: those the line's note names (`speakers_in`;
+    by default the `people`, if any)."""
+    who, said = speaker(fact.text, speakers if speakers is not None else (people or None))
     if subject_of(said, who).bucket == "procedure" and "```" not in said:
         return [fact]  # the steps of a procedure are one thing to know, in their order
     sentences = split_outside(_SENTENCE_RE, sentences_of(said))[0]
@@ -167,7 +173,6 @@ _ME_RE = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b|[我�
 _CALLED_RES = (re.compile(r"[,，]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)[\s!.?~…]*$"),
                re.compile(r"^(?:[A-Za-z']+[\s,]+)?([A-Z][a-z]+)(?:\s*[,，!！]|\s+[-–—]\s)"),
                re.compile(r"[,，]\s*([A-Z][a-z]+)\s*[,，!！]"))
-_ROLES = frozenset({"assistant", "the assistant", "tool", "system"})
 
 
 def to_listener(statement: str, people: frozenset[str] = frozenset()) -> bool:
@@ -201,30 +206,53 @@ def called(statement: str, people: frozenset[str]) -> bool:
                for name in names)
 
 
-def people_in(note: Note) -> frozenset[str]:
-    """The people a note's conversation is between (the speakers its lines name and its `Said
-    by` sections) when both sides are named people: the user's own lines carry a name and a
-    `Said by` section names someone other than the assistant. Else none: a conversation with
-    the assistant (named or not: the user's lines carry no name there), or no conversation."""
-    others: set[str] = set()
-    speakers: set[str] = set()
-    kind, own_named = "own", False
+def speakers_in(note: Note) -> frozenset[str]:
+    """The names a note gives its speakers, from its structure, never from the label's word:
+    those its `Said by` sections name, a label opening two bullet lines or more (capture writes
+    a named speaker's name on each of their lines), and, in a conversation between people (a
+    `Said by` section names someone other than the assistant), the label of each line of the
+    speaker's own sections (every line there opens on its speaker). A label opening one line of
+    a note otherwise is that line's own (`Correction:`, `Reminder:`), not a speaker."""
+    others, labels = _said_by(note), _labels(note)
+    recurring = {label for _, label in labels if sum(1 for _, other in labels if other == label) >= 2}
+    own = {label for kind, label in labels if kind != "others"} if others else set()
+    return frozenset(others | recurring | own)
+
+
+def _labels(note: Note) -> list[tuple[str, str]]:
+    """(section kind, label) of each bullet line of a note opening on a label shaped as a name
+    (not a chat role)."""
+    out, kind = [], "own"
     for line in note.body.split("\n"):
         if line.startswith("## "):
             kind = section_kind(line[3:])
-            if kind == "others":
-                names = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
-                others.update(n.strip() for n in names if n.strip() and n.strip().lower() not in _ROLES)
         elif line.startswith("# "):
             kind = "own"
         match = _BULLET_RE.match(line)
         named = _WHO_RE.match(plain(match.group(1))) if match else None
-        if named:  # a label word (`Todo:`) too: between people every line opens on its speaker
-            who = named.group(1)
-            if who.lower() not in _ROLES:
-                speakers.add(who)
-                own_named = own_named or kind != "others"
-    return frozenset(others | speakers) if others and own_named else frozenset()
+        if named and named.group(1).lower() not in _ROLES:
+            out.append((kind, named.group(1)))
+    return out
+
+
+def _said_by(note: Note) -> set[str]:
+    """The people a note's `Said by` headings name (not the assistant)."""
+    names: set[str] = set()
+    for line in note.body.split("\n"):
+        if line.startswith("## ") and section_kind(line[3:]) == "others":
+            heading = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
+            names.update(n.strip() for n in heading if n.strip() and n.strip().lower() not in _ROLES)
+    return names
+
+
+def people_in(note: Note, speakers: frozenset[str] | None = None) -> frozenset[str]:
+    """The people a note's conversation is between (its `speakers_in`) when both sides are
+    named people: a line of the speaker's own sections opens on a speaker's name and a `Said by`
+    section names someone other than the assistant. Else none: a conversation with the
+    assistant (named or not: the user's lines carry no name there), or no conversation."""
+    speakers = speakers_in(note) if speakers is None else speakers
+    own_named = any(kind != "others" and label in speakers for kind, label in _labels(note))
+    return speakers if _said_by(note) and own_named else frozenset()
 
 
 # a statement that opens on a pronoun pointing back (it, this, that, these, those; 它, 这, 那) is
@@ -278,13 +306,14 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     a split line are marked (`split`), so each is consolidated on its own."""
     out = []
     for note in notes:
-        people = people_in(note)
+        speakers = speakers_in(note)
+        people = people_in(note, speakers)
         before: tuple[str, Unit] | None = None  # the last statement's speaker and unit
         for fact in note_facts(note):
-            parts = split_fact(fact, people)
+            parts = split_fact(fact, people, speakers)
             who = _speaker_label(fact.text)
             for part in parts:
-                unit = make_unit(part, before[1] if before and before[0] == who else None, people)
+                unit = make_unit(part, before[1] if before and before[0] == who else None, speakers)
                 before = (who, unit) if unit is not None else None
                 if unit is not None:
                     out.append((unit.model_copy(update={"split": len(parts) > 1}), note.path))

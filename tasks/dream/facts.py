@@ -18,8 +18,9 @@ from memflow.tasks.capture import informative, small_talk
 from memflow.tasks.dream.change import relation
 from memflow.tasks.dream.digest import ROLE_RE
 from memflow.tasks.dream.statements import SUBORDINATORS, strip_label, subject, subject_phrase
-from memflow.tasks.dream.words import (AUXILIARIES, BE, DETERMINERS, EN_NUMBERS, HAN, PLAIN_ADVERBS, PREPOSITIONS,
-                                       PRONOUNS, demonstrative_led, han_share, pronoun_led, strip_marker, zh_number)
+from memflow.tasks.dream.words import (ALSO_NOT_INTERJECTIONS, AUXILIARIES, BE, DETERMINERS, EN_NUMBERS, EXISTENTIALS,
+                                       HAN, INTERJECTIONS, PLAIN_ADVERBS, PREPOSITIONS, PRONOUNS, demonstrative_led,
+                                       han_share, pronoun_led, strip_marker, zh_number)
 from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
 
 # -- what is not memory ------------------------------------------------------------------------
@@ -130,7 +131,6 @@ def _named(word: str) -> bool:
 
 # coordinating conjunctions (a closed class): "Oh and we renamed the dog" opens a clause of its own
 _COORDINATORS = frozenset("and but so or yet".split())
-_PLACES = frozenset({"here", "there"})  # "There's a ...", "Here is ...": they open the clause
 _OPENING_RE = re.compile(r"^\s*([A-Za-z]+)(,?)\s+([^\s,]+)")
 _APPOSITIVE_RE = re.compile(r"[^,.!?;:]{1,40},")
 
@@ -141,10 +141,12 @@ def without_opener(text: str) -> str:
     "Perfect, Retiro it is", "Ugh, probably 60 days"), unless a noun phrase closed by a second
     comma follows (an appositive: "Jonas, my brother, lives in Oslo"), or one followed by a word
     that opens a clause or a noun phrase of its own: a pronoun, a determiner, a conjunction before
-    either ("Yeah she's fine", "Also the p95 hasn't moved", "Oh and we renamed the dog"). A
-    preposition or a subordinator opening the sentence is left to `subject_phrase` ("In Berlin
-    we ...", "When we moved, ..."). Such a word named nodes "Yeah", "Oh", "Also", gathering
-    unrelated statements."""
+    either ("Yeah she's fine", "Also the p95 hasn't moved", "Oh and we renamed the dog"), or an
+    interjection (`words.INTERJECTIONS`, a closed class: "Yes Kenji approved the budget", "Ok
+    arms at 350M"; "no" and "well" only before a name: "Well Kenji moved", not "Well water is"). A preposition or a subordinator opening the sentence is left
+    to `subject_phrase` ("In Berlin we ...", "When we moved, ..."), and "There's ..." too (the
+    existential's subject follows its verb). Such a word named nodes "Yeah", "Oh", "Also", "Yes",
+    gathering unrelated statements."""
     match = _OPENING_RE.match(text)
     if not match:
         return text
@@ -163,8 +165,9 @@ def without_opener(text: str) -> str:
         return text
     # an adverb of the closed class before a verb of its own ("Also raised the HPA to 16",
     # "Already paired"): the speaker's subjectless statement, not one about "Also"
-    adverb = first in PLAIN_ADVERBS and first not in _PLACES and head not in BE and head not in AUXILIARIES
-    return rest if comma or opens or adverb else text
+    adverb = first in PLAIN_ADVERBS and first not in EXISTENTIALS and head not in BE and head not in AUXILIARIES
+    interjection = first in INTERJECTIONS and (after[:1].isupper() or first not in ALSO_NOT_INTERJECTIONS)
+    return rest if comma or opens or adverb or interjection else text
 
 
 def _procedure(text: str) -> Subject:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from memflow.schemas.settings import Settings
-from memflow.tasks.dream.consolidation import note_facts, people_in, speaker, split_fact
+from memflow.tasks.dream.consolidation import note_facts, people_in, speaker, speakers_in, split_fact
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.notes import parse_note
@@ -80,10 +80,12 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[tuple[
         if day is None or kind_of(lay, rel) != "note":
             continue
         note = parse_note(rel, read_text(path, settings.decode_errors))
-        people = people_in(note)
-        for evidence in (part for fact in note_facts(note, procedures=False) for part in split_fact(fact, people)):
+        speakers = speakers_in(note)
+        people = people_in(note, speakers)
+        for evidence in (part for fact in note_facts(note, procedures=False)
+                         for part in split_fact(fact, people, speakers)):
             source = f"{rel}#L{evidence.lines[0]}"
-            who, text = speaker(evidence.text, people)
+            who, text = speaker(evidence.text, speakers)
             if source not in cited and _worth_stating(who, text):
                 said.append((ProfileFact(day.isoformat(), who or "the user", text, source),
                              frozenset(tokenize(text, settings.keyword_tokenizer))))

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from itertools import takewhile
 
-from memflow.tasks.dream.words import (AUXILIARIES, BE, BRACKETED_RE, DEMONSTRATIVES, DETERMINERS, PLAIN_ADVERBS,
-                                       PRONOUNS, QUANTIFIERS, SUBJECT_PRONOUNS, Tok, bare, content_words,
+from memflow.tasks.dream.words import (AUXILIARIES, BE, BRACKETED_RE, DEMONSTRATIVES, DETERMINERS, EXISTENTIALS,
+                                       PLAIN_ADVERBS, PRONOUNS, QUANTIFIERS, SUBJECT_PRONOUNS, Tok, bare, content_words,
                                        demonstrative_led, han_share, past_shaped, pronoun_led, seq_of, strip_marker,
                                        toks)
 from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS
@@ -32,6 +32,9 @@ def _subject_run(text: str) -> list[Tok]:
     tokens = toks(text)
     if pronoun_led(text, contracted=True) or demonstrative_led(text):
         return [tokens[0]]
+    introduced = _existential(tokens)
+    if introduced is not None:
+        return introduced
     partitive = _partitive_end(tokens)
     if partitive:  # "Half of the fliok tests time out": the tests are what it is about
         tokens = tokens[partitive:]
@@ -58,6 +61,8 @@ def _subject_run(text: str) -> list[Tok]:
         if tok.kind in ("word", "han") and not (run and tok.norm in AUXILIARIES):  # "X *may* use"
             if run and past_shaped(tok) and not (len(run) == 1 and run[0].norm in DETERMINERS):
                 return run[:2]  # "That server *crashed* twice": a verb by its shape ends the subject
+            if run and tok.surface.lower() in PLAIN_ADVERBS:
+                return run[:2]  # "Kenji *never* approved it": an adverb between the subject and its verb
             run.append(tok)
             continue
         if tok.kind == "num" and not run:
@@ -77,6 +82,30 @@ def _subject_run(text: str) -> list[Tok]:
                           or follower.norm in DETERMINERS):
         run = run[:-1]
     return run[:2]
+
+
+def _existential(tokens: tuple[Tok, ...]) -> list[Tok] | None:
+    """The subject of an existential or presentational clause ("There's also *a cron job* that
+    ...", "There are 3 *replicas* ...", "Here is the new *team photo*"): the noun phrase after
+    "there"/"here" and a form of "be" (auxiliaries, adverbs, determiners and numbers before it
+    skipped), its last two words (English puts the head last); None for any other statement.
+    Read as a plain subject, the adverb ("also") or the adjective before the head named it."""
+    if len(tokens) < 2 or bare(tokens[0]) not in EXISTENTIALS:
+        return None
+    at = 1
+    if bare(tokens[0]) == tokens[0].surface.lower():  # no verb joined to it: "There is", "There has been"
+        while at < len(tokens) and tokens[at].norm in AUXILIARIES and tokens[at].norm not in BE:
+            at += 1
+        if at >= len(tokens) or tokens[at].norm not in BE:
+            return None  # "There we go", "Here it ends": no existential
+    while at < len(tokens) and (tokens[at].norm in BE or tokens[at].norm in AUXILIARIES
+                                or tokens[at].surface.lower() in PLAIN_ADVERBS or tokens[at].norm in DETERMINERS
+                                or tokens[at].kind == "num" or tokens[at].surface.lower().endswith("ly")):
+        at += 1
+    if at < len(tokens) and tokens[at].kind in ("name", "code"):
+        return [tokens[at]]
+    run = list(takewhile(lambda t: t.kind in ("word", "han", "name"), tokens[at:]))
+    return run[-2:] or None
 
 
 _LEADING_CLAUSE_RE = re.compile(r"^\s*([^,;:]{1,60}?),\s+(?=\S+\s+\S)")

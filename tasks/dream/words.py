@@ -23,17 +23,20 @@ between without about of off through until via per than instead across around be
 within""".split())
 PRONOUNS = frozenset("i we you he she they it 我 你 他 她 它".split())
 _HAN_STOP = frozenset("的了是在也都着吗呢吧啊就和与及而或很还又已经我你他她它们")
-HAN_PREP = frozenset("从到成为改换")  # "从A到B", "改成B", "换为B": the named-value structure
+# "从A到B", "(改)成B", "(换)为B": the named-value structure; the verb before 成/为 is any verb
+# (`change.cut_by` finds where the old value ends), not a list of verbs of change
+HAN_PREP = frozenset("从到成为")
 # "now" and its like: function words of two characters (the first is no function character)
 _HAN_NOW_RE = re.compile("现在|目前|如今")
 EN_NUMBERS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty".split())}
 _ZH_DIGITS = "零一二两三四五六七八九十百"
+_LATIN = "\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F"  # accented letters, not × and ÷ among them
 _TOKEN_RE = re.compile(
     rf"(?P<code>`[^`]+`|(?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]+|\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+\b)"
     rf"|(?P<num>[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[A-Za-z]{{1,4}}\b)?)"
-    rf"|(?P<word>[A-Za-z\u00C0-\u024F][A-Za-z0-9_'\u00C0-\u024F-]*)"
+    rf"|(?P<word>[A-Za-z{_LATIN}][A-Za-z0-9_'{_LATIN}-]*)"
     rf"|(?P<zhnum>[{_ZH_DIGITS}]+)"
     rf"|(?P<han>(?:(?![{_ZH_DIGITS}])[{HAN}])+)"
     rf"|(?P<arrow>->|→|=>)"
@@ -166,6 +169,15 @@ SUBJECT_PRONOUNS = frozenset("i he she we they".split())  # pronouns only ever s
 # adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
 # verb ("Everyone here uses X", "Nobody still owns X")
 PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
+# Interjections and response particles (a closed class: the conversational routine); "no" and
+# "well" are also a determiner and a noun ("No cars are ...", "Well water is ..."): interjections
+# only before a name (`ALSO_NOT_INTERJECTIONS`)
+INTERJECTIONS = frozenset("""yes yeah yep yup ok okay oh ah aha wow hmm um uh oops ugh hey hi hello
+thanks sorry alright no well""".split())
+ALSO_NOT_INTERJECTIONS = frozenset("no well".split())
+# "there" and "here" before a form of "be": the existential or presentational clause, whose
+# subject is the noun phrase after the verb ("There's also *a cron job*", "Here is *the photo*")
+EXISTENTIALS = frozenset("there here".split())
 # Past forms of common irregular verbs (with the regular "-ed", `past_shaped`): a frame in the
 # past tense tells of an event ("I visited Rome", "we went to the cinema"), and two events are two
 # facts, never a change of value
