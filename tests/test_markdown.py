@@ -71,3 +71,36 @@ def test_blocks_have_real_file_lines():
     assert got == [("heading", 4, 4), ("paragraph", 6, 6), ("list", 8, 9), ("table", 11, 13),
                    ("fence", 15, 17)]
     assert blocks(body, 4)[2].items == (8, 9)
+
+
+def test_simple_frontmatter_reads_what_the_yaml_loader_reads():
+    import random
+
+    import yaml
+
+    from memflow.tasks.ground.notes import _LOADER, _simple_frontmatter
+
+    # what capture, dream and resources write, read without the loader
+    fm = ("name: \"murrinto, quonesalix\"\ndescription: 4 note(s) today.\nsession_id: 2026-11-20-1179\n"
+          "source_conversation: '[[session/dialog/a.jsonl]]'\nsubject: personal:rikavi\nname: C# – 中\n")
+    assert _simple_frontmatter(fm) == yaml.load(fm, Loader=_LOADER)
+    # anything the loader builds as another type, or reads otherwise, is left to it
+    for line in ("n: 3", "d: 2026-01-02", "yes: x", "x: null", "x: ~", "x: true", "x: 1.5", "x: .inf",
+                 "x:", "x: a: b", "x: a #c", "x: [a]", "x: &a b", "x: \"a\\tb\"", "x: 'it''s'", "x: a\tb",
+                 "x: <<", "x: 12:30", " x: a", "x: - a", "x: a:", "x: a\u2028b", "x: \ufeffa"):
+        assert _simple_frontmatter(line + "\n") is None, line
+    rng = random.Random(5)
+    pieces = list("abz AZ09_- .,:#'\"()[]{}!&*|>%@`?~=<\\\t\u00e9\u2013\u4e2d") + ["yes", "null", "2026-01-02", "1.5", "on"]
+    for _ in range(20_000):
+        lines = []
+        for _ in range(rng.randint(1, 3)):
+            value = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+            quote = rng.choice(["", "", "'", '"'])
+            lines.append(f"{rng.choice(['name', 'y', 'a-b', 'k1', 'null'])}: {quote}{value}{quote}")
+        text = "\n".join(lines) + "\n"
+        fast = _simple_frontmatter(text)
+        if fast is not None:
+            loaded = yaml.load(text, Loader=_LOADER)
+            assert fast == loaded and list(fast) == list(loaded), text
+            assert all(type(v) is str for v in fast.values()), text
+
