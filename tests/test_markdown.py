@@ -104,3 +104,17 @@ def test_simple_frontmatter_reads_what_the_yaml_loader_reads():
             assert fast == loaded and list(fast) == list(loaded), text
             assert all(type(v) is str for v in fast.values()), text
 
+
+def test_deep_nesting_is_refused_and_shallow_lists_are_not():
+    import pytest
+
+    from memflow.schemas.settings import Settings
+    from memflow.tasks.ground.guard import FileRefused, check_markdown
+
+    settings = Settings()
+    deep = "".join("  " * i + "- item\n" for i in range(settings.nesting_max_depth + 5)).encode()
+    with pytest.raises(FileRefused, match="nests lists/quotes"):
+        check_markdown(deep, settings)
+    with pytest.raises(FileRefused, match="nests lists/quotes"):
+        check_markdown(("> " * 120 + "- x\n").encode(), settings)
+    check_markdown(("- " + "word " * 200 + "\n").encode() * 50, settings)
