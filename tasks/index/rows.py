@@ -58,9 +58,11 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
             name, desc = _masked(settings, name), _masked(settings, desc)
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
-        fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
+        fields = [name, desc, " ".join(tags) if n == 0 else ""]
         joined = text_line_terms(piece.text, settings.keyword_tokenizer)
-        terms = line_terms(searchable_text("\n".join(fields)), settings.keyword_tokenizer) if any(fields) else []
+        # the fields' lines `field_weight` times over: their terms, tokenized once (no link spans lines)
+        terms = line_terms(searchable_text("\n".join(fields)), settings.keyword_tokenizer) * settings.field_weight \
+            if any(fields) else []
         terms.extend(joined.split())  # no term holds a space or a newline
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
