@@ -118,3 +118,28 @@ def test_deep_nesting_is_refused_and_shallow_lists_are_not():
     with pytest.raises(FileRefused, match="nests lists/quotes"):
         check_markdown(("> " * 120 + "- x\n").encode(), settings)
     check_markdown(("- " + "word " * 200 + "\n").encode() * 50, settings)
+
+
+def test_links_read_in_one_scan_match_the_line_by_line_reading():
+    import random
+
+    from memflow.tasks.ground.markdown import HISTORY_LINE_RE, TYPED_LINE_RE, iter_link_spans, link_fields
+
+    def by_lines(text, first_line):  # the reading of every line, code masked
+        lines = text.split("\n")
+        out = []
+        for line_no, _s, _e, m in iter_link_spans(text, first_line):
+            line = lines[line_no - first_line]
+            typed = TYPED_LINE_RE.match(line)
+            kind = typed.group(1) if typed else "superseded" if HISTORY_LINE_RE.match(line) else "link"
+            out.append((line_no, m.group(1).strip(), (m.group(2) or "").strip(), (m.group(3) or "").strip(), kind))
+        return out
+
+    rng = random.Random(3)
+    parts = ["[[a.md]]", "[[b.md#L3|B]]", "[[ c #x ]]", "- ", "  - until 2026-01-02: ", "rel:: ", "x", " ",
+             "\n", "\n", "[[", "]]", "|", "#", "[[d\ne]]"]
+    for _ in range(5000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 30)))
+        first = rng.choice([1, 7])
+        assert link_fields(text, first) == by_lines(text, first), text
+

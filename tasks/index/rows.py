@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.convert import NotText, read_resource
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
-from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
+from memflow.tasks.ground.markdown import latest_date, link_fields, searchable_text
 from memflow.tasks.ground.secrets import mask_lines
 from memflow.tasks.ground.speakers import (MARK, joined_words, line_terms, line_words, text_line_terms,
                                            text_line_words)
@@ -70,8 +70,8 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
             "heading_path": piece.heading_path, "text": piece.text, "name": name,
             "description": desc, "tags": tags, "terms": terms, "line_terms": joined,
         })
-    links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
-              "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
+    links = [{"source": rel, "line": line, "target": target, "anchor": anchor, "label": label, "kind": kind}
+             for line, target, anchor, label, kind in link_fields(note.text)]
     row = {"path": rel, "layer": layer, "kind": kind, "size": len(data), "mtime_ns": 0,
            "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline,
            "name": note.name, "description": note.description}
