@@ -143,3 +143,16 @@ def test_links_read_in_one_scan_match_the_line_by_line_reading():
         first = rng.choice([1, 7])
         assert link_fields(text, first) == by_lines(text, first), text
 
+
+def test_wikilink_pattern_matches_as_the_lazy_pattern_did():
+    import random
+    import re
+
+    from memflow.tasks.ground.markdown import WIKILINK_RE
+
+    lazy = re.compile(r"\[\[([^\[\]\n|#]+?)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
+    rng = random.Random(1)
+    for _ in range(50_000):
+        text = "".join(rng.choice("[]#|\n ab") for _ in range(rng.randint(0, 16)))
+        assert [(m.span(), m.groups()) for m in WIKILINK_RE.finditer(text)] == \
+            [(m.span(), m.groups()) for m in lazy.finditer(text)], text
