@@ -223,12 +223,13 @@ def blocks(body: str, first_line: int = 1) -> list[Block]:
     if found is None:
         found = _parsed(src)
     out = []
+    shift = first_line - 1
     for index, (kind, start, level, items) in enumerate(found):
         end = found[index + 1][1] - 1 if index + 1 < len(found) else len(lines)
         while end > start and not lines[end - 1].strip():
             end -= 1
-        out.append(Block(kind, start + first_line - 1, end + first_line - 1, level,
-                         tuple(i + first_line - 1 for i in items)))
+        out.append(Block(kind, start + shift, end + shift, level,
+                         tuple(i + shift for i in items) if items else ()))
     return out
 
 
