@@ -156,3 +156,16 @@ def test_wikilink_pattern_matches_as_the_lazy_pattern_did():
         text = "".join(rng.choice("[]#|\n ab") for _ in range(rng.randint(0, 16)))
         assert [(m.span(), m.groups()) for m in WIKILINK_RE.finditer(text)] == \
             [(m.span(), m.groups()) for m in lazy.finditer(text)], text
+
+
+def test_expanded_size_of_a_mapping_of_strings_is_what_the_walk_counts():
+    from memflow.tasks.ground import notes
+
+    def walked(value, budget, max_chars):  # the walk, as it runs on any value
+        return notes.expanded_size([value], budget, max_chars)  # a list: never the mapping shortcut
+
+    for value in ({}, {"a": "b"}, {"name": "x" * 50, "d": "yz"}, {str(i): "v" for i in range(40)}):
+        for budget in (0, 1, 3, 79, 80, 81, 10_000):
+            for max_chars in (None, 0, 5, 51, 53, 10_000):
+                assert notes.expanded_size(value, budget, max_chars) == walked(value, budget, max_chars), \
+                    (value, budget, max_chars)

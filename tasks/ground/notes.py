@@ -59,6 +59,12 @@ def expanded_size(value, budget: int = _MAX_VALUES, max_chars: int | None = None
     alias bomb is small text that expands exponentially; walking it whole would never end).
     With `max_chars`, the walk also stops once the strings it met total more than that (a long
     string repeated through aliases) and returns `budget + 1`."""
+    if type(value) is dict and all(type(item) is str for item in (*value, *value.values())):
+        # a mapping of strings (a note's usual frontmatter): what the walk below counts, at once
+        count = 2 * len(value)
+        if count > budget or (max_chars is not None and sum(map(len, value)) + sum(map(len, value.values())) > max_chars):
+            return budget + 1
+        return count
     count, chars, stack = 0, 0, [value]
     while stack and count <= budget:
         item = stack.pop()
@@ -94,6 +100,7 @@ def _simple_frontmatter(text: str) -> dict | None:
     if not text or _NOT_SIMPLE_RE.search(text) or _LOADER.yaml_path_resolvers:
         return None
     resolvers = _LOADER.yaml_implicit_resolvers
+    anywhere = resolvers.get(None, [])  # resolvers tried whatever a scalar starts with
     out: dict = {}
     for line in text.removesuffix("\n").split("\n"):
         match = _SIMPLE_LINE_RE.fullmatch(line)
@@ -101,7 +108,8 @@ def _simple_frontmatter(text: str) -> dict | None:
             return None
         key, double, single, plain = match.groups()
         for scalar in (key, plain) if plain is not None else (key,):
-            if any(regexp.match(scalar) for _tag, regexp in resolvers.get(scalar[0], []) + resolvers.get(None, [])):
+            first = resolvers.get(scalar[0])
+            if (first or anywhere) and any(regexp.match(scalar) for _tag, regexp in (first or []) + anywhere):
                 return None  # not a string: the loader builds it
         out[key] = plain if plain is not None else double if double is not None else single
     return out
