@@ -216,9 +216,12 @@ def chunk_markdown(note: Note, budget: int) -> list[Piece]:
     blks = [b for b in blocks(note.body, note.body_start) if not _comment_only(lines, b)]
     if not blks:
         return []
-    tree = _build_tree(blks, lines)
     chunker = _Chunker(lines, budget)
-    chunker.section(tree, [])
+    start, end = blks[0].start, max(b.end for b in blks)  # the root section's range
+    if chunker.size(start, end) <= chunker.room([]):  # all of it fits: one chunk, as `section` emits it
+        chunker.emit([], start, end, chunker.src(start, end))
+        return chunker.out
+    chunker.section(_build_tree(blks, lines), [])
     return chunker.out
 
 
