@@ -123,8 +123,9 @@ class _Scan:
             if j >= self.n:
                 return (j - 1 if blanks else j), None, leader
             line = self.lines[j]
-            match = _CONTINUATION_RE.match(line)
             more = None
+            # only a blank or indented line continues the item (`column` is at least 2)
+            match = _CONTINUATION_RE.match(line) if line[:1] in (" ", "\t", "\n") else None
             if match is not None:
                 if match.group(2) == "\n":
                     more = "\n"
