@@ -205,3 +205,22 @@ def test_index_killed_midway_then_rerun_agrees(settings, lay):
     assert keyword_ids == set(ids(lay, settings))
     assert len(ids(lay, settings)) == len(set(ids(lay, settings)))  # no duplicated chunks from the killed batch
     assert np.all(np.array([1]))
+
+
+def test_rows_are_converted_to_arrow_as_from_pylist_converts_them():
+    from datetime import date
+
+    import pyarrow as pa
+
+    from memflow.schemas.tables import CHUNKS, FILES, LINKS
+    from memflow.tasks.stores.lance import rows_batch, rows_table
+
+    chunks = [{"id": "a", "path": "daily/x.md", "layer": "daily", "kind": "note", "date": date(2026, 1, 2),
+               "start_line": 1, "end_line": 9, "heading_path": "# T", "text": "héllo 中文", "name": "n",
+               "description": "", "tags": ["t"], "terms": ["hello", "中文"], "line_terms": "hello\n中文"},
+              {"id": "b", "path": "session/dialog/s.jsonl", "layer": "session", "date": None, "start_line": 3,
+               "end_line": 3, "text": "", "tags": [], "terms": [], "extra": 1}]  # keys missing: null
+    assert rows_batch(chunks, CHUNKS).equals(pa.RecordBatch.from_pylist(chunks, schema=CHUNKS))
+    links = [{"source": "a.md", "line": 2, "target": "b.md", "anchor": "L1", "label": "", "kind": "link"}]
+    assert rows_table(links, LINKS).equals(pa.Table.from_pylist(links, schema=LINKS))
+    assert rows_table([], FILES).equals(pa.Table.from_pylist([], schema=FILES))

@@ -41,6 +41,25 @@ def _quote(line: str) -> bool:
     return False
 
 
+def _interrupts(line: str, breaks: bool = True) -> bool:
+    """A heading, a block quote (raises `_Unsupported`), a fence or (with `breaks`) a thematic
+    break starts on `line`: each tried only on the character it can start with (after at most
+    three spaces, all four patterns allow no more), not as four patterns on every line."""
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return False
+    first = stripped[:1]
+    if first == "#":
+        return bool(_HEADING_RE.match(line))
+    if first == ">":
+        return _quote(line)
+    if first == "`" or first == "~":
+        return bool(_fence(line))
+    if breaks and (first == "-" or first == "_" or first == "*"):
+        return bool(_BREAK_RE.match(line))
+    return False
+
+
 def _fence(line: str) -> tuple[int, str] | None:
     match = _FENCE_RE.match(line)
     if not match or (match.group(2)[0] == "`" and "`" in match.group(3)):
@@ -80,12 +99,11 @@ class _Scan:
         j = i + 1
         while j < self.n and self.lines[j].strip():
             line = self.lines[j]
-            if (_HEADING_RE.match(line) or _quote(line) or _fence(line) or self.list_interrupts(line)
-                    or self.table_at(j)):
+            if _interrupts(line, breaks=False) or self.list_interrupts(line) or self.table_at(j):
                 break
             if _SETEXT_RE.match(line):
                 return j + 1, "heading", 1 if line.rstrip().endswith("=") else 2
-            if _BREAK_RE.match(line):
+            if _BREAK_RE.match(line):  # after the setext underline it may also be
                 break
             j += 1
         return j, "paragraph", 0
@@ -105,16 +123,16 @@ class _Scan:
             if j >= self.n:
                 return (j - 1 if blanks else j), None, leader
             line = self.lines[j]
-            match = _CONTINUATION_RE.match(line)
             more = None
+            # only a blank or indented line continues the item (`column` is at least 2)
+            match = _CONTINUATION_RE.match(line) if line[:1] in (" ", "\t", "\n") else None
             if match is not None:
                 if match.group(2) == "\n":
                     more = "\n"
                 elif len(match.group(1).expandtabs(4)) >= column:
                     more = "text"
             if not more:
-                if (_HEADING_RE.match(line) or _quote(line) or _fence(line) or _BREAK_RE.match(line)
-                        or self.table_at(j)):
+                if _interrupts(line) or self.table_at(j):
                     return (j - 1 if blanks else j), None, leader
                 following = _marker(line)
                 if following is not None:
@@ -166,18 +184,19 @@ class _Scan:
         i = 0
         while i < self.n:
             line, start = self.lines[i], i + 1
-            if _indented_code(line):
+            first = line.lstrip(" ")[:1]  # what each pattern below can start with, after its spaces
+            if (line[:1] == " " or line[:1] == "\t") and _indented_code(line):
                 i = self.code(i)
                 out.append(("code", start, 0, ()))
-            elif heading := _HEADING_RE.match(line):
+            elif first == "#" and (heading := _HEADING_RE.match(line)):
                 i += 1
                 out.append(("heading", start, len(heading.group(1)), ()))
-            elif _quote(line):
+            elif first == ">" and _quote(line):
                 pass
-            elif opened := _fence(line):
+            elif (first == "`" or first == "~") and (opened := _fence(line)):
                 i = self.fence(i + 1, opened)
                 out.append(("fence", start, 0, ()))
-            elif _BREAK_RE.match(line):
+            elif (first == "-" or first == "_" or first == "*") and _BREAK_RE.match(line):
                 i += 1
                 out.append(("other", start, 0, ()))
             elif _LIST_RE.match(line):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TypeVar
 
 from memflow.schemas.notes import Note
@@ -65,14 +66,28 @@ def check_markdown(data: bytes, settings: Settings) -> None:
     """Raise FileRefused when a Markdown file is past a limit (size, line length, nesting)."""
     if len(data) > settings.note_max_bytes:
         raise FileRefused(f"{len(data):,} bytes is over note_max_bytes ({settings.note_max_bytes:,})")
-    longest = max((len(line) for line in data.split(b"\n")), default=0)
+    longest = max(map(len, data.split(b"\n")), default=0)
     if longest > settings.line_max_bytes:
         raise FileRefused(f"a line of {longest:,} bytes is over line_max_bytes ({settings.line_max_bytes:,})")
-    if b">" in data or b"- " in data or b"* " in data or b"+ " in data or b". " in data or b") " in data:
+    if _may_nest(data, settings.nesting_max_depth):
         for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
             if len(line) > settings.nesting_max_depth and nesting_depth(line) > settings.nesting_max_depth:
                 raise FileRefused(f"line {number} nests lists/quotes {nesting_depth(line)} deep, over "
                                   f"nesting_max_depth ({settings.nesting_max_depth})")
+
+
+def _may_nest(data: bytes, max_depth: int) -> bool:
+    """Whether a line of `data` may nest deeper than `max_depth` (`nesting_depth`): only one
+    with list or quote markers and a run of at least `max_depth // 2` spaces, tabs and `>` at its
+    start can (each of those adds at most 2 levels, the item 1), looked for in one scan."""
+    if not (b">" in data or b"- " in data or b"* " in data or b"+ " in data or b". " in data or b") " in data):
+        return False
+    return _deep_start(max_depth).search(data) is not None
+
+
+@lru_cache(maxsize=8)
+def _deep_start(max_depth: int) -> re.Pattern:
+    return re.compile(rb"^[ \t>]{%d}" % (max_depth // 2), re.MULTILINE)
 
 
 def parse_markdown(rel: str, data: bytes, settings: Settings, policy: DecodePolicy = "replace") -> Note:

@@ -10,6 +10,7 @@ makes the frontmatter invalid, never an exception out of a job.
 from __future__ import annotations
 
 import logging
+import re
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -58,6 +59,12 @@ def expanded_size(value, budget: int = _MAX_VALUES, max_chars: int | None = None
     alias bomb is small text that expands exponentially; walking it whole would never end).
     With `max_chars`, the walk also stops once the strings it met total more than that (a long
     string repeated through aliases) and returns `budget + 1`."""
+    if type(value) is dict and all(type(item) is str for item in (*value, *value.values())):
+        # a mapping of strings (a note's usual frontmatter): what the walk below counts, at once
+        count = 2 * len(value)
+        if count > budget or (max_chars is not None and sum(map(len, value)) + sum(map(len, value.values())) > max_chars):
+            return budget + 1
+        return count
     count, chars, stack = 0, 0, [value]
     while stack and count <= budget:
         item = stack.pop()
@@ -72,6 +79,40 @@ def expanded_size(value, budget: int = _MAX_VALUES, max_chars: int | None = None
             if max_chars is not None and chars > max_chars:
                 return budget + 1
     return count
+
+
+# A frontmatter line `key: value` whose value YAML reads as a string for certain: a key of word
+# characters; a value double-quoted without escapes, single-quoted without quotes inside, or a
+# plain scalar that starts with no indicator, holds no ": " or " #" and does not end in ":".
+_SIMPLE_LINE_RE = re.compile(
+    r'([A-Za-z_][A-Za-z0-9_-]{0,127}): +(?:"([^"\\]*)"|\'([^\']*)\'|'
+    r'([^\s\-?:,\[\]{}#&*!|>\'"%@`](?:[^:#]|:(?=[^\s])|(?<=[^\s])#)*?)) *')
+# what YAML reads otherwise, or refuses: control and non-printable characters, tabs, YAML's
+# other line breaks (NEL, U+2028/9), a byte order mark, surrogates
+_NOT_SIMPLE_RE = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def _simple_frontmatter(text: str) -> dict | None:
+    """What the YAML loader gives for a frontmatter of `key: value` lines whose keys and values
+    are strings (what notes written here hold), read without the loader (it cost ~8% of parsing
+    a note); None for any other frontmatter, which the loader reads. A plain scalar is a string
+    when none of the loader's implicit resolvers (null, bool, int, float, date...) matches it."""
+    if not text or _NOT_SIMPLE_RE.search(text) or _LOADER.yaml_path_resolvers:
+        return None
+    resolvers = _LOADER.yaml_implicit_resolvers
+    anywhere = resolvers.get(None, [])  # resolvers tried whatever a scalar starts with
+    out: dict = {}
+    for line in text.removesuffix("\n").split("\n"):
+        match = _SIMPLE_LINE_RE.fullmatch(line)
+        if match is None:
+            return None
+        key, double, single, plain = match.groups()
+        for scalar in (key, plain) if plain is not None else (key,):
+            first = resolvers.get(scalar[0])
+            if (first or anywhere) and any(regexp.match(scalar) for _tag, regexp in (first or []) + anywhere):
+                return None  # not a string: the loader builds it
+        out[key] = plain if plain is not None else double if double is not None else single
+    return out
 
 
 def load_yaml(text: str):
@@ -90,7 +131,9 @@ def parse_note(path: str, text: str, max_frontmatter_bytes: int = FRONTMATTER_MA
     try:
         if len(fm_text.encode("utf-8")) > max_frontmatter_bytes:
             raise ValueError(f"over {max_frontmatter_bytes:,} bytes (frontmatter_max_bytes)")
-        metadata = _HANDLER.load(fm_text, Loader=_LOADER) or {}
+        metadata = _simple_frontmatter(fm_text)
+        if metadata is None:
+            metadata = _HANDLER.load(fm_text, Loader=_LOADER) or {}
         if not isinstance(metadata, dict):
             raise ValueError(f"frontmatter is a {type(metadata).__name__}, not a mapping")
         if expanded_size(metadata, max_chars=max_frontmatter_bytes) > _MAX_VALUES:

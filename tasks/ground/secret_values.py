@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from itertools import groupby
 
+from memflow.tasks.ground.screens import Seen, screened
 from memflow.tasks.ground.tokenize import STOPWORDS
 
 _DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
@@ -43,6 +44,10 @@ _PROTECTED = re.compile(
     DATA_URI.pattern + r"|(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # a URL
     r"|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an e-mail address
     r"|(?<!\S)[^\s/\\]*[/\\]\S*", re.IGNORECASE)  # a path, a host/path with its query
+_SCREENED = screened(_PROTECTED)  # a text without "/", "\\", "@", "://" or "www." has none of them
+# A token (`_TOKEN`) holding a character other than an ASCII letter, whole: what is left of a
+# token of letters after `_trim` is letters, so the loop over tokens need not see those.
+_NOT_A_WORD = re.compile(rf"(?<!{_TOKEN.pattern[:-1]}){_TOKEN.pattern[:-1]}*{_TOKEN.pattern[:-2]}A-Za-z]{_TOKEN.pattern[:-1]}*")
 _ARITHMETIC_AFTER = re.compile(r"\s*(?:[×*/+=≈^]|-\s*\d)")
 _WORD_AFTER = re.compile(r"\s+([A-Za-z]+)")
 _ZH_AS = re.compile(r"\s*(?:当|作)")
@@ -67,14 +72,17 @@ _NOT_VALUE = re.compile(
 def value_spans(text: str) -> list[tuple[int, int]]:
     """Spans of secrets said in prose (see the module)."""
     spans = [m.span() for rule in (_SPELLED, _ZH_SPELLED, _DIGIT_BY_DIGIT) for m in rule.finditer(text)]
-    protected, at = [m.span() for m in _PROTECTED.finditer(text)], 0
+    protected: list[tuple[int, int]] | None = None  # found when a token needs them
+    at = 0
     for match in _PAIR.finditer(text):  # "Magu=Rikliskai7": "=" inside a password, not a setting
         if introduced(text, match.start(), match.end()):
             spans.append(match.span())
-    for match in _TOKEN.finditer(text):
+    for match in _NOT_A_WORD.finditer(text):  # the tokens a word's letters do not make up
         start, end = _trim(text, *match.span())
         if end - start < 4 or text[start:end].isalpha():
             continue  # most tokens: words
+        if protected is None:
+            protected = [m.span() for m in _PROTECTED.finditer(text)] if _SCREENED.may_match(Seen(text)) else []
         while at < len(protected) and protected[at][1] <= start:
             at += 1
         if at < len(protected) and protected[at][0] < end or "/" in text[start:end] or "\\" in text[start:end]:

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import groupby
 
+from memflow.tasks.ground.screens import Seen, screened
 from memflow.tasks.ground.secret_values import DATA_URI, value_spans
 from memflow.tasks.ground.secret_formats import known_format_spans
 from memflow.tasks.ground.tokenize import STOPWORDS
@@ -54,6 +55,7 @@ _SECRET_NOUN = re.compile(
     r"(?:api|access|auth|bearer|refresh|session|personal access|bot)[ -]tokens?|"
     r"(?:client|app|api|shared|webhook)[ -]secrets?)(?![\w-])"
     r"|密码|口令|验证码|PIN码", re.IGNORECASE)
+_NOUN_SCREENED = screened(_SECRET_NOUN)
 _ZH_VALUE = re.compile(r"\s*(?:是|为|：|:|=)?\s*([A-Za-z0-9!@#$%^&*_+=\-.]{3,})")
 _COPULA = {"is", "was", "are", "were", "be", "becomes", "became", "remains", "stays", "equals", "reads"}
 _CHANGE = {"changed", "set", "reset", "updated", "switched", "rotated", "changing", "setting"}
@@ -137,7 +139,9 @@ def random_token(token: str) -> bool:
 
 def prose_spans(text: str) -> list[tuple[int, int]]:
     """Spans of secret values stated in prose (see the module)."""
-    spans = []
+    spans: list[tuple[int, int]] = []
+    if not _NOUN_SCREENED.may_match(Seen(text)):  # no noun's letters anywhere: no noun
+        return spans
     for noun in _SECRET_NOUN.finditer(text):
         if not noun.group(0).isascii():
             value = _ZH_VALUE.match(text, noun.end())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from memflow.tasks.ground.markdown import searchable_text
@@ -53,7 +54,13 @@ def split_line(line: str, transcript: bool = False) -> tuple[str, str]:
 
 def speaker_tokens(who: str, kind: str = "bigram") -> list[str]:
     """A speaker's name as marked tokens (`the assistant` -> `said:assist`)."""
-    return [MARK + token for token in tokenize(who, kind)]
+    return list(_speaker_tokens(who, kind))
+
+
+@lru_cache(maxsize=4096)
+def _speaker_tokens(who: str, kind: str) -> tuple[str, ...]:
+    """Cached: a transcript names its few speakers on every line (the tokenizer is pure)."""
+    return tuple(MARK + token for token in tokenize(who, kind))
 
 
 def line_terms(text: str, kind: str = "bigram", transcript: bool = False) -> list[str]:
@@ -64,7 +71,7 @@ def line_terms(text: str, kind: str = "bigram", transcript: bool = False) -> lis
         who, said = split_line(line, transcript)
         out.extend(tokenize(said, kind))
         if who:
-            out.extend(speaker_tokens(who, kind))
+            out.extend(_speaker_tokens(who, kind))
     return out
 
 
@@ -86,7 +93,7 @@ def text_line_words(text: str, kind: str = "bigram", transcript: bool = False) -
     words = tokenize_lines(said, kind)
     for line, who in zip(words, whos):
         if who:
-            line.extend(speaker_tokens(who, kind))
+            line.extend(_speaker_tokens(who, kind))
     return words
 
 

@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
@@ -151,8 +152,12 @@ def layer_of(lay: Layout, rel: str) -> str | None:
 
 def is_day_index(lay: Layout, rel: str) -> bool:
     """`daily/<date>.md` (ReMe) or `<daily>/<date>/index.md` (QwenPaw)."""
-    pattern = rf"^{re.escape(lay.daily)}/\d{{4}}-\d{{2}}-\d{{2}}(\.md|/index\.md)$"
-    return re.match(pattern, rel) is not None
+    return _day_index_re(lay.daily).match(rel) is not None
+
+
+@lru_cache(maxsize=16)
+def _day_index_re(daily: str) -> re.Pattern:
+    return re.compile(rf"^{re.escape(daily)}/\d{{4}}-\d{{2}}-\d{{2}}(\.md|/index\.md)$")
 
 
 def kind_of(lay: Layout, rel: str) -> str:

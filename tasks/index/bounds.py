@@ -9,12 +9,15 @@ character boundary, lists by items) and the file is indexed with a warning namin
 
 from __future__ import annotations
 
+from datetime import date
+
 TEXT_MAX_CHARS = 64 * 1024  # a chunk's text (chunks are ~1 KB; only one huge line gets here)
 FIELD_MAX_CHARS = 2048  # name, description, heading path, link target/anchor/label, a path
 TERM_MAX_CHARS = 64  # one keyword token
 TERMS_MAX_ITEMS = 16 * 1024  # tokens of one chunk (64 KiB of text makes fewer)
 _LIMITS = {"text": TEXT_MAX_CHARS}
 _KEYS = frozenset({"id", "path", "source", "sha256"})  # identities: never cut (a path is < 4 KiB)
+_LEFT = frozenset({int, float, bool, type(None), date})  # types `_bounded` leaves as they are
 
 
 def _bounded(key: str, value: object) -> tuple[object, bool]:
@@ -46,7 +49,10 @@ def bound_rows(rows: list[dict]) -> set[str]:
     cut: set[str] = set()
     for row in rows:
         for key, value in row.items():
-            if key in _KEYS:
+            # most values are short strings, numbers and short terms: settled here, without a call
+            kind = type(value)
+            if ((kind is str and len(value) <= FIELD_MAX_CHARS) or kind in _LEFT or key in _KEYS
+                    or (kind is list and len(value) <= TERMS_MAX_ITEMS and _longest(value) <= TERM_MAX_CHARS)):
                 continue
             new, changed = _bounded(key, value)
             if changed:

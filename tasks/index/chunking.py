@@ -15,6 +15,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
+from operator import add
 
 from memflow.schemas.notes import Block, Note
 from memflow.tasks.ground.markdown import blocks
@@ -85,7 +86,9 @@ class _Chunker:
         self.carry: int | None = None  # a heading line folded into the next piece's range
         # bytes before each line: a range's size is one subtraction, not a walk over its lines
         # (a growing chunk measured again per line it takes was quadratic in lines per chunk)
-        self.before = [0, *accumulate(len(line.encode("utf-8")) + 1 for line in lines)]
+        ends = accumulate(map(len, lines)) if all(map(str.isascii, lines)) else \
+            accumulate(len(line.encode("utf-8")) for line in lines)  # an ASCII line's bytes: its length
+        self.before = [0, *map(add, ends, range(1, len(lines) + 1))]  # + one newline per line
 
     def src(self, start: int, end: int) -> list[str]:
         return self.lines[start - 1:end]
@@ -193,6 +196,15 @@ class _Chunker:
         return groups
 
 
+def _comment_only(lines: list[str], blk: Block) -> bool:
+    """The block is HTML comments only (`_COMMENT_RE`); a block whose first line has text that
+    is not `<!--` is not, found without joining its lines."""
+    first = lines[blk.start - 1].lstrip()
+    if first and not first.startswith("<!--"):
+        return False
+    return _COMMENT_RE.match("\n".join(lines[blk.start - 1:blk.end])) is not None
+
+
 def chunk_markdown(note: Note, budget: int) -> list[Piece]:
     """Note -> chunks. A line longer than the budget is cut after sentences (`split_line`)."""
     lines = note.text.split("\n")
@@ -201,13 +213,15 @@ def chunk_markdown(note: Note, budget: int) -> list[Piece]:
     if note.body_start > len(lines):
         return []
     # Comment-only HTML blocks (`<!-- memory:auto -->` markers) are not content: never a chunk.
-    blks = [b for b in blocks(note.body, note.body_start)
-            if not _COMMENT_RE.match("\n".join(lines[b.start - 1:b.end]))]
+    blks = [b for b in blocks(note.body, note.body_start) if not _comment_only(lines, b)]
     if not blks:
         return []
-    tree = _build_tree(blks, lines)
     chunker = _Chunker(lines, budget)
-    chunker.section(tree, [])
+    start, end = blks[0].start, max(b.end for b in blks)  # the root section's range
+    if chunker.size(start, end) <= chunker.room([]):  # all of it fits: one chunk, as `section` emits it
+        chunker.emit([], start, end, chunker.src(start, end))
+        return chunker.out
+    chunker.section(_build_tree(blks, lines), [])
     return chunker.out
 
 

@@ -53,7 +53,7 @@ from memflow.tasks.stores.files import (
     read_json,
     read_regular,
 )
-from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
+from memflow.tasks.stores.lance import EmbeddingCache, IndexStore, rows_batch
 
 log = logging.getLogger("memflow.index")
 BATCH = 8192  # files per commit of the tables at most (one version per table per group)
@@ -172,7 +172,7 @@ class ChunkBatches:
             self.warnings.update(part.warnings)
             if part.chunks:
                 self.chunks += len(part.chunks)
-                yield pa.RecordBatch.from_pylist(part.chunks, schema=CHUNKS)
+                yield rows_batch(part.chunks, CHUNKS)
             if self.progress:
                 self.progress(part.count)
 

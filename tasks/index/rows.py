@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.convert import NotText, read_resource
 from memflow.tasks.ground.guard import FileRefused, guarded, parse_markdown
-from memflow.tasks.ground.markdown import latest_date, parse_links, searchable_text
+from memflow.tasks.ground.markdown import latest_date, link_fields, searchable_text
 from memflow.tasks.ground.secrets import mask_lines
 from memflow.tasks.ground.speakers import (MARK, joined_words, line_terms, line_words, text_line_terms,
                                            text_line_words)
@@ -58,9 +58,11 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
             name, desc = _masked(settings, name), _masked(settings, desc)
         if layer == "digest":  # a digest chunk is as new as its newest fact line
             day = latest_date(piece.text) or date_of(rel)
-        fields = [name, desc, " ".join(tags) if n == 0 else ""] * settings.field_weight
+        fields = [name, desc, " ".join(tags) if n == 0 else ""]
         joined = text_line_terms(piece.text, settings.keyword_tokenizer)
-        terms = line_terms(searchable_text("\n".join(fields)), settings.keyword_tokenizer) if any(fields) else []
+        # the fields' lines `field_weight` times over: their terms, tokenized once (no link spans lines)
+        terms = line_terms(searchable_text("\n".join(fields)), settings.keyword_tokenizer) * settings.field_weight \
+            if any(fields) else []
         terms.extend(joined.split())  # no term holds a space or a newline
         chunks.append({
             "id": chunk_id(rel, piece.start, piece.end, piece.text), "path": rel, "layer": layer,
@@ -68,8 +70,8 @@ def build_rows(lay: Layout, settings: Settings, rel: str, data: bytes, pipeline:
             "heading_path": piece.heading_path, "text": piece.text, "name": name,
             "description": desc, "tags": tags, "terms": terms, "line_terms": joined,
         })
-    links = [{"source": rel, "line": link.line, "target": link.target, "anchor": link.anchor,
-              "label": link.label, "kind": link.kind} for link in parse_links(note.text)]
+    links = [{"source": rel, "line": line, "target": target, "anchor": anchor, "label": label, "kind": kind}
+             for line, target, anchor, label, kind in link_fields(note.text)]
     row = {"path": rel, "layer": layer, "kind": kind, "size": len(data), "mtime_ns": 0,
            "sha256": hashlib.sha256(data).hexdigest(), "pipeline": pipeline,
            "name": note.name, "description": note.description}

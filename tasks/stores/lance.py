@@ -27,6 +27,19 @@ _REST_CLIENT = "lance_namespace_urllib3_client"
 KEYS = {"chunks": "path", "links": "source", "files": "path"}  # what a delete finds rows by
 
 
+def rows_batch(rows: list[dict], schema: pa.Schema) -> pa.RecordBatch:
+    """`pa.RecordBatch.from_pylist(rows, schema=schema)` (a missing key: null), built column by
+    column: a conversion per column rather than a dict looked up per row and field took about
+    half the CPU (0.17 -> 0.09 s for a cold index's 9,000 chunk rows)."""
+    return pa.RecordBatch.from_arrays([pa.array([row.get(name) for row in rows], type=field.type)
+                                       for name, field in zip(schema.names, schema)], schema=schema)
+
+
+def rows_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    """`pa.Table.from_pylist(rows, schema=schema)`, as `rows_batch` builds it."""
+    return pa.Table.from_batches([rows_batch(rows, schema)], schema=schema)
+
+
 def _lancedb():
     """lancedb, without paying for its REST namespace client at import. lancedb imports that
     package's generated models (pydantic) at start-up, and the package's `__init__` also builds
@@ -166,7 +179,7 @@ class IndexStore:
         if rows:
             if not self.append_only:
                 self.delete_files([r["path"] for r in rows])
-            self.files.add(pa.Table.from_pylist(rows, schema=FILES))
+            self.files.add(rows_table(rows, FILES))
 
     def delete_files(self, paths: list[str]) -> None:
         for i in range(0, len(paths), _IN_BATCH):
@@ -176,7 +189,7 @@ class IndexStore:
     def replace_paths(self, paths: list[str], chunks: list[dict], links: list[dict]) -> None:
         """Drop every chunk and link of `paths`, then add the new rows (`write_paths` for rows
         as dicts)."""
-        self.write_paths(paths, [pa.RecordBatch.from_pylist(chunks, schema=CHUNKS)] if chunks else [], links)
+        self.write_paths(paths, [rows_batch(chunks, CHUNKS)] if chunks else [], links)
 
     def write_paths(self, paths: list[str], chunks: Iterable[pa.RecordBatch], links: list[dict]) -> None:
         """Replace every chunk and link of `paths`: deletes (unless `append_only`), then the
@@ -186,7 +199,7 @@ class IndexStore:
             self.delete_paths(paths)
         self.chunks.add(pa.RecordBatchReader.from_batches(CHUNKS, chunks), write_parallelism=1)
         if links:
-            self.links.add(pa.Table.from_pylist(links, schema=LINKS))
+            self.links.add(rows_table(links, LINKS))
 
     def delete_paths(self, paths: list[str]) -> None:
         for i in range(0, len(paths), _IN_BATCH):
