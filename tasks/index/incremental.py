@@ -42,7 +42,7 @@ from memflow.tasks.index.superseded import superseded_lines
 from memflow.tasks.index.statistics import counted_rows
 from memflow.tasks.stores import keyword, rowmaps, segments
 from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
-from memflow.tasks.stores.lance import IndexStore
+from memflow.tasks.stores.lance import IndexStore, rows_table
 
 log = logging.getLogger("memflow.index")
 Progress = indexing.Progress
@@ -140,7 +140,7 @@ def snapshot_change(settings: Settings, lay: Layout, stats: dict[str, tuple[int,
         return None  # (nothing changed but a delta waits: the full path compacts it)
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
+    rows = file_rows(lay, settings, plan.added + plan.modified, pipeline, skipped, warnings)
     with rowmaps.one_pass():  # a scan's few lookups: no grouping of every row by path
         if changed and not publish_delta(lay, settings, current, changed, rows, tables_behind=True):
             return None
@@ -188,7 +188,7 @@ def index_paths(settings: Settings, paths: list[str]) -> IndexSummary:
     plan = plan_index(disk, catalog, pipeline)
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
+    rows = file_rows(lay, settings, plan.added + plan.modified, pipeline, skipped, warnings)
     changed = plan.added + plan.modified + plan.deleted
     vectors = 0
     if plan.changed and not publish_delta(lay, settings, current, changed, rows, tables_behind=True):
@@ -235,7 +235,7 @@ def apply_plan(store: IndexStore, lay: Layout, settings: Settings, plan, pipelin
         atomic_write_text(lay.index_dir / indexing.DIRTY, pipeline)
     skipped: dict[str, str] = {}
     warnings: dict[str, str] = {}
-    rows = file_rows(lay, settings, plan, pipeline, skipped, warnings)
+    rows = file_rows(lay, settings, plan.added + plan.modified, pipeline, skipped, warnings)
     write_rows(store, lay, settings, plan, rows, pipeline, skipped, warnings)
     current = keyword.current(indexing.keyword_dir(lay, settings))
     vectors = 0
@@ -256,15 +256,13 @@ def _live_chunks(lay: Layout, settings: Settings) -> int:
     return int(meta.get("docs", -1))
 
 
-def file_rows(lay: Layout, settings: Settings, plan, pipeline: str, skipped: dict[str, str],
+def file_rows(lay: Layout, settings: Settings, rels: list[str], pipeline: str, skipped: dict[str, str],
               warnings: dict[str, str]) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The new (files, chunks, links) rows of the plan's added and modified files (a file that
-    cannot be read is in `skipped` and has none)."""
-    built = [r for rel in plan.added + plan.modified
-             if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))]
-    return (pa.Table.from_pylist([b[0] for b in built], schema=FILES),
-            pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS),
-            pa.Table.from_pylist([link for b in built for link in b[2]], schema=LINKS))
+    """The (files, chunks, links) rows of the files `rels` read now (a file that cannot be read
+    is in `skipped` and has none)."""
+    built = [r for rel in rels if (r := indexing.file_rows_of(lay, settings, rel, pipeline, skipped, warnings))]
+    return (rows_table([b[0] for b in built], FILES), rows_table([c for b in built for c in b[1]], CHUNKS),
+            rows_table([link for b in built for link in b[2]], LINKS))
 
 
 def write_rows(store: IndexStore, lay: Layout, settings: Settings, plan, rows: tuple[pa.Table, pa.Table, pa.Table],
@@ -346,8 +344,7 @@ def _vector_dims(settings: Settings, current: keyword.KeywordIndex) -> int | Non
     from memflow.tasks.index.vectors import known_dims
 
     main = current.main or current
-    held = current.meta.get("vectors") or {}
-    if main.vectors is None or held.get("model") != settings.embedding_model or held.get("rows") != current.meta.get("docs"):
+    if main.vectors is None or indexing.lacks_vectors(current.meta, settings.embedding_model):
         return None  # another model's, or some rows lack a vector (an index run without embedding)
     if current.main is not None and current.delta_vectors is None:
         return None
@@ -401,17 +398,10 @@ def _labelled_by(lay: Layout, current: keyword.KeywordIndex, changed: list[str],
 def _with_rows_of(lay: Layout, settings: Settings, rels: list[str], rows: tuple[pa.Table, pa.Table, pa.Table]):
     """`rows` with the rows of `rels` read again from disk appended; None when one cannot be
     read (the full build decides)."""
-    pipeline = indexing.pipeline_version(settings)
-    built = []
-    for rel in rels:
-        skipped: dict[str, str] = {}
-        made = indexing.file_rows_of(lay, settings, rel, pipeline, skipped, {})
-        if made is None or skipped:
-            return None
-        built.append(made)
-    extra = (pa.Table.from_pylist([b[0] for b in built], schema=FILES),
-             pa.Table.from_pylist([c for b in built for c in b[1]], schema=CHUNKS),
-             pa.Table.from_pylist([link for b in built for link in b[2]], schema=LINKS))
+    skipped: dict[str, str] = {}
+    extra = file_rows(lay, settings, rels, indexing.pipeline_version(settings), skipped, {})
+    if skipped:
+        return None
     return tuple(pa.concat_tables([mine, theirs.cast(mine.schema)]) for mine, theirs in zip(rows, extra))
 
 

@@ -272,9 +272,13 @@ def vectors_incomplete(lay: Layout, settings: Settings) -> bool:
     or changed since, or indexed without embedding): only a full run embeds them."""
     if not settings.embedding_model:
         return False
-    meta = keyword.read_meta(keyword_dir(lay, settings)) or {}
+    return lacks_vectors(keyword.read_meta(keyword_dir(lay, settings)) or {}, settings.embedding_model)
+
+
+def lacks_vectors(meta: dict, model: str) -> bool:
+    """A snapshot of this `meta` lacks `model`'s vector for some live row."""
     held = meta.get("vectors") or {}
-    return held.get("model") != settings.embedding_model or held.get("rows") != meta.get("docs")
+    return held.get("model") != model or held.get("rows") != meta.get("docs")
 
 
 def keyword_dir(lay: Layout, settings: Settings):

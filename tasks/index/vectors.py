@@ -169,13 +169,7 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
         if new and not checked:  # before any write: a dimension change stops the run here
             health_check(settings, dims)
         save([sha for sha in rows_of if sha in cache])
-        size = SAVE_BATCH if model.startswith("local/") else BATCH  # an endpoint: one request each
-        for i in range(0, len(new), size):
-            part = new[i:i + size]
-            fresh = dict(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
-            wrong = next((len(v) for v in fresh.values() if len(v) != dims), None)
-            if wrong is not None:  # changed between batches: what is saved so far is all right
-                raise dimension_error(settings, wrong, dims)
+        for part, fresh in _embedded(settings, new, text_of, dims):
             kept.put(model, dims, fresh)
             cache.update(fresh)
             save(part)
@@ -187,29 +181,39 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     return embedded
 
 
+def _embedded(settings: Settings, shas: list[str], text_of: dict[str, str], dims: int):
+    """(shas, sha -> vector) per model call, `shas` in the order given (longest first, see
+    `backfill_vectors`): a local model takes SAVE_BATCH texts a call, an endpoint BATCH (one
+    request). Raises EmbeddingDimensionError at the first vector of another dimension than
+    `dims` (what the caller saved before it is all right)."""
+    size = SAVE_BATCH if settings.embedding_model.startswith("local/") else BATCH
+    for i in range(0, len(shas), size):
+        part = shas[i:i + size]
+        fresh = dict(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
+        wrong = next((len(v) for v in fresh.values() if len(v) != dims), None)
+        if wrong is not None:
+            raise dimension_error(settings, wrong, dims)
+        yield part, fresh
+
+
 def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.ndarray"], dims: int) -> "np.ndarray":
     """The vectors (float32, one row per chunk row, in order) of the chunk `rows` a write
     replaces its files' rows with: a text whose vector `known` holds (text sha256 -> vector:
-    the rows being replaced) is not embedded again, the others go to the model in one call per
-    batch. Raises EmbeddingDimensionError when the model returns another dimension than `dims`
-    (the snapshot's), before anything is published."""
+    the rows being replaced) is not embedded again, the others go to the model (`_embedded`).
+    Raises EmbeddingDimensionError when the model returns another dimension than `dims` (the
+    snapshot's), before anything is published."""
     import numpy as np
 
-    shas = [text_sha(embedding_input(row)) for row in rows]
-    texts = {sha: embedding_input(row) for sha, row in zip(shas, rows) if sha not in known}
-    vectors = dict(known)
-    new = sorted(texts, key=lambda sha: -len(texts[sha]))
+    inputs = [embedding_input(row) for row in rows]
+    shas = [text_sha(text) for text in inputs]
+    text_of = {sha: text for sha, text in zip(shas, inputs) if sha not in known}
+    new = sorted(text_of, key=lambda sha: -len(text_of[sha]))
     if new:
         say_model_cost(settings, f"this write's {len(new)} new chunk(s)")
-    size = SAVE_BATCH if settings.embedding_model.startswith("local/") else BATCH
-    for i in range(0, len(new), size):
-        part = new[i:i + size]
-        for sha, vector in zip(part, embed_texts(settings, [texts[sha] for sha in part])):
-            if len(vector) != dims:
-                raise dimension_error(settings, len(vector), dims)
-            vectors[sha] = np.asarray(vector, dtype=np.float32)
-    return np.stack([vectors[sha] for sha in shas]).astype(np.float32) if shas \
-        else np.zeros((0, dims), dtype=np.float32)
+    vectors = dict(known)
+    for _, fresh in _embedded(settings, new, text_of, dims):
+        vectors.update(fresh)
+    return np.asarray([vectors[sha] for sha in shas], dtype=np.float32).reshape(len(shas), dims)
 
 
 def vector_rows(chunks: list[dict], vectors: "np.ndarray") -> list[dict]:
