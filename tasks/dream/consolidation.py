@@ -13,6 +13,7 @@ CREATE.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 from memflow.schemas.dream import (
@@ -206,17 +207,33 @@ def called(statement: str, people: frozenset[str]) -> bool:
                for name in names)
 
 
-def speakers_in(note: Note) -> frozenset[str]:
-    """The names a note gives its speakers, from its structure, never from the label's word:
-    those its `Said by` sections name, a label opening two bullet lines or more (capture writes
-    a named speaker's name on each of their lines), and, in a conversation between people (a
-    `Said by` section names someone other than the assistant), the label of each line of the
-    speaker's own sections (every line there opens on its speaker). A label opening one line of
-    a note otherwise is that line's own (`Correction:`, `Reminder:`), not a speaker."""
+def speakers_and_people(note: Note) -> tuple[frozenset[str], frozenset[str]]:
+    """(speakers, people) of a note, read once, from its structure, never from the label's
+    word. Speakers: the names its `Said by` sections name, a label opening two bullet lines or
+    more (capture writes a named speaker's name on each of their lines), and, in a conversation between
+    people (a `Said by` section names someone other than the assistant), the label of each line
+    of the speaker's own sections (every line there opens on its speaker); a label opening one
+    line of a note otherwise is that line's own (`Correction:`, `Reminder:`), not a speaker.
+    People: who the conversation is between, the speakers, when both sides are named people (a
+    line of the speaker's own sections opens on a speaker's name and a `Said by` section names
+    someone other than the assistant); else none: a conversation with the assistant (named or
+    not: the user's lines carry no name there), or no conversation."""
     others, labels = _said_by(note), _labels(note)
-    recurring = {label for _, label in labels if sum(1 for _, other in labels if other == label) >= 2}
+    times = Counter(label for _, label in labels)
     own = {label for kind, label in labels if kind != "others"} if others else set()
-    return frozenset(others | recurring | own)
+    speakers = frozenset(others | {label for label, n in times.items() if n >= 2} | own)
+    own_named = any(kind != "others" and label in speakers for kind, label in labels)
+    return speakers, (speakers if others and own_named else frozenset())
+
+
+def speakers_in(note: Note) -> frozenset[str]:
+    """The names a note gives its speakers (`speakers_and_people`)."""
+    return speakers_and_people(note)[0]
+
+
+def people_in(note: Note) -> frozenset[str]:
+    """The people a note's conversation is between, or none (`speakers_and_people`)."""
+    return speakers_and_people(note)[1]
 
 
 def _labels(note: Note) -> list[tuple[str, str]]:
@@ -243,16 +260,6 @@ def _said_by(note: Note) -> set[str]:
             heading = re.split(r",\s*|\s+and\s+", line[3:].strip()[len(OTHERS_TITLE):].strip())
             names.update(n.strip() for n in heading if n.strip() and n.strip().lower() not in _ROLES)
     return names
-
-
-def people_in(note: Note, speakers: frozenset[str] | None = None) -> frozenset[str]:
-    """The people a note's conversation is between (its `speakers_in`) when both sides are
-    named people: a line of the speaker's own sections opens on a speaker's name and a `Said by`
-    section names someone other than the assistant. Else none: a conversation with the
-    assistant (named or not: the user's lines carry no name there), or no conversation."""
-    speakers = speakers_in(note) if speakers is None else speakers
-    own_named = any(kind != "others" and label in speakers for kind, label in _labels(note))
-    return speakers if _said_by(note) and own_named else frozenset()
 
 
 # a statement that opens on a pronoun pointing back (it, this, that, these, those; 它, 这, 那) is
@@ -306,8 +313,7 @@ def extract_units(notes: list[Note]) -> list[tuple[Unit, str]]:
     a split line are marked (`split`), so each is consolidated on its own."""
     out = []
     for note in notes:
-        speakers = speakers_in(note)
-        people = people_in(note, speakers)
+        speakers, people = speakers_and_people(note)
         before: tuple[str, Unit] | None = None  # the last statement's speaker and unit
         for fact in note_facts(note):
             parts = split_fact(fact, people, speakers)

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from memflow.schemas.settings import Settings
-from memflow.tasks.dream.consolidation import note_facts, people_in, speaker, speakers_in, split_fact
+from memflow.tasks.dream.consolidation import note_facts, speaker, speakers_and_people, split_fact
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.notes import parse_note
@@ -80,8 +80,7 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[tuple[
         if day is None or kind_of(lay, rel) != "note":
             continue
         note = parse_note(rel, read_text(path, settings.decode_errors))
-        speakers = speakers_in(note)
-        people = people_in(note, speakers)
+        speakers, people = speakers_and_people(note)
         for evidence in (part for fact in note_facts(note, procedures=False)
                          for part in split_fact(fact, people, speakers)):
             source = f"{rel}#L{evidence.lines[0]}"
