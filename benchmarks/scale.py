@@ -2,6 +2,7 @@
 necessary-work yardstick, each a whole process on the same workspace, in the same run.
 
     .venv/bin/python benchmarks/scale.py --sizes 4800,24000 --vs-reme 4800,24000
+    .venv/bin/python benchmarks/scale.py --sizes 24000 --rounds 3   # paired medians, a busy machine
     .venv/bin/python benchmarks/scale.py --sizes 1000,10000,30000,100000 --corpus notes
 
 The workspace is `benchmarks/realistic.py`'s (the default, `--corpus realistic`: a folder per
@@ -195,14 +196,36 @@ def changed_file(root: Path) -> str:
     return str(sorted(days[-1].glob("*.md"))[-1].relative_to(root))
 
 
-def measure(count: int, corpus: str, reme: Path | None = None) -> dict:
+def median_run(runs: list[dict]) -> dict:
+    """The run of median CPU among `runs` (an odd count keeps a real run), with every run's CPU
+    seconds in `cpus`."""
+    ranked = sorted(runs, key=lambda r: r["cpu"])
+    return {**ranked[(len(ranked) - 1) // 2], "cpus": [round(r["cpu"], 2) for r in runs]}
+
+
+def measure(count: int, corpus: str, reme: Path | None = None, rounds: int = 1) -> dict:
+    """Every figure for one workspace of `count` files. With `rounds` > 1 the yardstick, the
+    cold index in one process and the cold index with workers run `rounds` times interleaved
+    (their order reversed every other round, so a change in the machine's load falls on all
+    three alike) and each keeps its median-CPU run; the ratio to the yardstick is the median
+    of the per-round ratios."""
     root = workspace(count, corpus)
     index = [str(MEMFLOW), "-w", str(root), "index"]
-    out: dict = {"files": count, "layers": check_listing(root), "load_before": load()}
-    out["yard"] = timed([sys.executable, str(Path(__file__)), "--yardstick", str(root)])
-    out["one"] = timed(index, {"MEMFLOW_INDEX_WORKERS": "1"})
-    shutil.rmtree(root / "metadata" / "index")
-    out["cold"] = timed(index)
+    out: dict = {"files": count, "layers": check_listing(root), "load_before": load(), "rounds": rounds}
+    runs: dict[str, list[dict]] = {"yard": [], "one": [], "cold": []}
+    commands = {"yard": ([sys.executable, str(Path(__file__)), "--yardstick", str(root)], None),
+                "one": (index, {"MEMFLOW_INDEX_WORKERS": "1"}), "cold": (index, None)}
+    for round_ in range(rounds):
+        for key in ("yard", "one", "cold") if round_ % 2 == 0 else ("cold", "one", "yard"):
+            shutil.rmtree(root / "metadata" / "index", ignore_errors=True)
+            runs[key].append(timed(*commands[key]))
+    for key, taken in runs.items():
+        out[key] = median_run(taken)
+    for key in ("one", "cold"):
+        ratios = sorted(r["cpu"] / y["cpu"] for r, y in zip(runs[key], runs["yard"]))
+        out[key]["vs_yard"] = ratios[(len(ratios) - 1) // 2]
+    if rounds % 2 == 0:  # the last round ran the yardstick last: the one-file change needs an index
+        timed(index)
     target = root / changed_file(root)
     target.write_text(target.read_text() + CHANGE)
     out["change"] = timed(index)
@@ -240,8 +263,14 @@ def table(results: list[dict]) -> str:
             row = r[key]
             versus = reme if key in ("cold", "one") else r.get("reme_change") if key == "change" else None
             vs = (f"{row['anon'] / versus['anon']:.2f} | {row['mb'] / versus['mb']:.2f}" if versus else "- | -")
-            ratio = f"{row['cpu'] / r['yard']['cpu']:.2f}" if key in ("cold", "one", "reme_cold") else "-"
+            ratio = (f"{row['vs_yard']:.2f}" if "vs_yard" in row else
+                     f"{row['cpu'] / r['yard']['cpu']:.2f}" if key == "reme_cold" else "-")
             lines.append(f"| {r['files']:,} | {label} | {cell(row)} | {ratio} | {vs} |")
+    if any(r.get("rounds", 1) > 1 for r in results):
+        lines += ["", "Rounds interleaved: each run's median-CPU run above, its ratio the median of the "
+                  "per-round ratios; CPU s of every round:"]
+        lines += [f"- {r['files']:,} {key}: {r[key]['cpus']}" for r in results for key in ("yard", "one", "cold")
+                  if "cpus" in r[key]]
     lines += ["", "| files | indexed files per layer (files, MiB) | load before, after (1/5/15 min) |",
               "|---|---|---|"]
     for r in results:
@@ -257,6 +286,9 @@ def main() -> None:
                         help="realistic.py's workspace (default) or corpus.py's notes")
     parser.add_argument("--vs-reme", default="", metavar="SIZES",
                         help="sizes also measured with ReMe 0.4.2 (builds benchmarks/.reme-venv once)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run yardstick and cold indexes this many times, interleaved, and keep "
+                             "medians (single runs move with the machine's load)")
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     parser.add_argument("--yardstick", metavar="WORKSPACE", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -273,7 +305,7 @@ def main() -> None:
 
             reme = reme_python()
             bytecode(reme)
-        results.append(measure(count, args.corpus, reme))
+        results.append(measure(count, args.corpus, reme, args.rounds))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
         if args.json:
             args.json.write_text(json.dumps(results, indent=1))
