@@ -1,6 +1,11 @@
-"""The warm CLI: while `memflow serve` runs for a workspace, read-only CLI commands (search,
-read, status, profile, recent, context) are answered by it over a Unix domain socket instead of
-a cold process loading the index, the settings and (vectors on) the embedding model again.
+"""The warm CLI: while `memflow serve` runs for a workspace, CLI commands that read (search,
+read, status, profile, recent, context) and those that write one note (write, edit, fm, move,
+delete) are answered by it over a Unix domain socket instead of a cold process loading the
+index, the settings and (vectors on) the embedding model again: with vectors on, a cold `write`
+loads the model to embed the note it writes. A write's content given as `--file` (a path, or
+`-` for stdin) is read by the CLI, in the caller's folder, and sent as the content; a file the
+CLI cannot read runs cold, which says why. The server takes the workspace lock as a cold call
+does.
 
 Protocol: one JSON line each way. The CLI sends its parsed arguments, its `MEMFLOW_*`
 environment and the workspace; the server runs the CLI's own command body on them
@@ -30,9 +35,11 @@ import os
 import socket
 import sys
 
-# read-only commands the server runs for the CLI (a writing command takes the workspace lock and
-# is as fast cold; an `fm get` or `inbox` could join: same body, same capture)
-WARM_COMMANDS = {"search", "read", "status", "profile", "recent", "context"}
+# commands the server runs for the CLI: those that read, and those that change one note (under
+# the workspace lock, as cold). Capture, dream, index and forget stay cold: long jobs whose
+# progress and lock waits belong to the caller's terminal.
+WARM_COMMANDS = {"search", "read", "status", "profile", "recent", "context",
+                 "write", "edit", "fm", "move", "delete"}
 CONNECT_SECONDS = 0.5
 MAX_SOCKET_PATH = 100  # AF_UNIX paths stop at 107 bytes on Linux
 ANSWER_SECONDS = float(os.environ.get("MEMFLOW_WARM_TIMEOUT", "300"))  # a first vector search loads the model
@@ -77,6 +84,9 @@ def ask_server(args) -> int | None:
     if mode == "0":
         return None
     folder = args.workspace or "."
+    if args.command == "write" and args.file is not None:
+        if not _content_read(args):
+            return None  # a file this process cannot read: the cold call says why
     try:
         path = socket_path(folder)
     except PermissionError:  # an unsafe runtime folder: no server can listen there either
@@ -96,6 +106,23 @@ def ask_server(args) -> int | None:
     if mode == "require":
         print(f"(answered by memflow serve, pid {reply['pid']})", file=sys.stderr)
     return int(reply["code"])
+
+
+def _content_read(args) -> bool:
+    """A write's `--file` read here, where its path means what the caller meant (their folder,
+    their stdin), into `args.content`: the server and the cold path then write the same text.
+    False, args untouched, when it cannot be read (the cold path reports it); stdin is always
+    read, and kept, since it cannot be read twice."""
+    if args.file == "-":
+        args.content, args.file = sys.stdin.read(), None
+        return True
+    try:
+        with open(args.file, encoding="utf-8") as handle:
+            args.content = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+    args.file = None
+    return True
 
 
 def _exchange(path: str, request: dict) -> tuple[dict | None, str]:

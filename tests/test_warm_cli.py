@@ -2,6 +2,7 @@
 socket and print what a cold call prints; without one (or with a stale socket file) the CLI runs
 cold as before."""
 
+import json
 import os
 import socket
 import stat
@@ -88,8 +89,6 @@ def comparable(argv: list[str], stdout: str):
     cold process's scan; the rest is the same."""
     if argv[0] != "search" or "--json" not in argv:
         return stdout
-    import json
-
     data = json.loads(stdout)
     for key in ("checked", "unseen"):
         data["watermark"].pop(key, None)
@@ -180,3 +179,80 @@ def test_a_cold_cli_search_imports_no_prefect_lancedb_or_litellm(workspace, runt
                          capture_output=True, text=True, timeout=120, check=True)
     assert "bike.md" in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "LOADED"
+
+
+def cli_in(folder: Path, ws: Path, env: dict, *argv: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """A CLI call from `folder` (a relative `--file` means the caller's folder)."""
+    return subprocess.run([sys.executable, "-m", "memflow.cli", "-w", str(ws), *argv], env=env, cwd=folder,
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+WRITES = [["write", "daily/2026-03-07/kayak.md", "--content", "# Kayak\n\nBorrowed a red kayak from Ines.\n"],
+          ["write", "daily/2026-03-08/owl.md", "--file", "owl.md", "--name", "Owl"],
+          ["write", "daily/2026-03-09/moth.md", "--file", "-", "--json"],
+          ["edit", "daily/2026-03-05/bike.md", "--old", "blue bicycle", "--new", "green bicycle"],
+          ["fm", "set", "digest/wiki/porto.md", "tags=[trip, rail]"],
+          ["move", "daily/2026-03-02/garden.md", "daily/2026-03-02/allotment.md"],
+          ["delete", "daily/2026-03-07/kayak.md"],
+          ["search", "green bicycle owl moth", "--json"]]
+STDIN = "# Moth\n\nA luna moth on the porch light, pale green.\n"
+
+
+def run_writes(ws: Path, env: dict, caller: Path) -> list[subprocess.CompletedProcess]:
+    return [cli_in(caller, ws, env, *argv, stdin=STDIN if "-" in argv else None) for argv in WRITES]
+
+
+def files_of(ws: Path) -> dict[str, str]:
+    return {str(p.relative_to(ws)): p.read_text(encoding="utf-8")
+            for layer in ("daily", "digest") for p in sorted((ws / layer).rglob("*.md"))}
+
+
+def test_writes_through_the_server_do_what_cold_writes_do(tmp_path, runtime):
+    """write (--content, a --file relative to the caller's folder, stdin), edit, fm set, move and
+    delete answered by the server: same output, same files, and the server's next search finds
+    what they wrote."""
+    caller = tmp_path / "caller"
+    caller.mkdir()
+    (caller / "owl.md").write_text("# Owl\n\nA barn owl nests above the woodshed.\n", encoding="utf-8")
+    results = {}
+    for mode in ("cold", "warm"):
+        ws = tmp_path / mode
+        api.init(ws)
+        for rel, text in NOTES.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(text, encoding="utf-8")
+        api.index(ws)
+        if mode == "cold":
+            results[mode] = (run_writes(ws, env_of(runtime, MEMFLOW_WARM="0"), caller), files_of(ws))
+            continue
+        server = start_server(ws, env_of(runtime))
+        try:
+            results[mode] = (run_writes(ws, env_of(runtime, MEMFLOW_WARM="require"), caller), files_of(ws))
+        finally:
+            stop(server)
+    (cold, cold_files), (warm, warm_files) = results["cold"], results["warm"]
+    for argv, c, w in zip(WRITES[:-1], cold, warm):
+        assert c.returncode == 0 and w.returncode == 0, (argv, c.stderr, w.stderr)
+        assert "answered by memflow serve" in w.stderr, argv
+        assert w.stdout == c.stdout, argv
+    assert warm_files == cold_files
+    hits = [json.loads(run[-1].stdout)["results"] for run in (cold, warm)]
+    assert hits[0] == hits[1] and hits[0]  # indexed as the cold writes were (the times differ)
+    assert "luna moth" in warm_files["daily/2026-03-09/moth.md"]
+    assert "barn owl" in warm_files["daily/2026-03-08/owl.md"]
+    assert "daily/2026-03-07/kayak.md" not in warm_files and "daily/2026-03-02/allotment.md" in warm_files
+    found = {hit["path"] for hit in hits[1]}
+    assert {"daily/2026-03-05/bike.md", "daily/2026-03-08/owl.md", "daily/2026-03-09/moth.md"} <= found
+
+
+def test_a_write_whose_file_the_cli_cannot_read_runs_cold_and_says_why(workspace, runtime, tmp_path):
+    server = start_server(workspace, env_of(runtime))
+    try:
+        warm = cli_in(tmp_path, workspace, env_of(runtime), "write", "daily/2026-03-10/x.md", "--file", "missing.md")
+    finally:
+        stop(server)
+    cold = cli_in(tmp_path, workspace, env_of(runtime, MEMFLOW_WARM="0"), "write", "daily/2026-03-10/x.md",
+                  "--file", "missing.md")
+    assert warm.returncode == cold.returncode != 0
+    assert warm.stderr == cold.stderr and "missing.md" in cold.stderr
+    assert not (workspace / "daily/2026-03-10/x.md").exists()
