@@ -327,10 +327,11 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     rankings = {b: weigh_layers(index, r, factor) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
-    fused = evidence_first(index, lay, fused, keyword.idf(index, tokens), settings.keyword_tokenizer, window)  # the turns a digest chunk restates go above it
+    idf = keyword.idf(index, tokens)
+    fused = evidence_first(index, lay, fused, idf, settings.keyword_tokenizer, window)  # the turns a digest chunk restates go above it
     if not filters.superseded:  # a hit matching only on replaced lines goes below its replacement
         fused = current_first(index, lay, fused, set(tokens), settings.keyword_tokenizer, filters.as_of)
-    fused, rows = one_hit_per_fact(index, lay, fused, limit, keyword.idf(index, tokens), settings.keyword_tokenizer,
+    fused, rows = one_hit_per_fact(index, lay, fused, limit, idf, settings.keyword_tokenizer,
                                    filters.as_of)
     fused, rows = in_time(fused, rows, filters)
     results = []
@@ -494,19 +495,31 @@ def shown_best(labelled: str, text: str, seen: set, terms: dict[str, float], tok
     lived together" shown, the node's "X sent me a video ... A is treating her well" went in
     above the newer "X took the B job"). Shown: left blank in `text` (`elide_repeats`) or citing
     a daily line a candidate above showed (`seen`)."""
+    facts = [(before, not after.strip() or _cites_only(before, seen))
+             for before, after in zip(labelled.split("\n"), text.split("\n")) if FACT_DATE_RE.match(before)]
+    if not any(shown for _, shown in facts):
+        return False
     best_shown = best_left = 0.0
-    for before, after in zip(labelled.split("\n"), text.split("\n")):
-        fact = FACT_DATE_RE.match(before)
-        if not fact:
-            continue
-        weight = math.fsum(terms[t] for t in set(tokenize(searchable_text(before[fact.end():]), tokenizer))
-                           if t in terms)
-        cited = {(path, int(n)) for path, n in _CITED_RE.findall(before)}
-        if not after.strip() or (cited and cited <= seen):
+    for line, shown in facts:
+        weight = math.fsum(terms[t] for t in _fact_terms(line, tokenizer).split() if t in terms)
+        if shown:
             best_shown = max(best_shown, weight)
         else:
             best_left = max(best_left, weight)
     return best_shown > best_left
+
+
+def _cites_only(line: str, seen: set) -> bool:
+    """Does every place a fact line cites lie in `seen`? (False for a line citing none.)"""
+    cited = {(path, int(n)) for path, n in _CITED_RE.findall(line)}
+    return bool(cited) and cited <= seen
+
+
+@memo(1 << 16)  # the same digest lines come back query after query
+def _fact_terms(line: str, tokenizer: str) -> str:
+    """A digest fact line's search terms, each once, joined by spaces: its words, not its date
+    or its links."""
+    return " ".join(dict.fromkeys(tokenize(searchable_text(line[FACT_DATE_RE.match(line).end():]), tokenizer)))
 
 
 _BULLET = r"^\s{0,1}[-*+]\s"
