@@ -118,3 +118,34 @@ def test_a_node_ranked_for_one_fact_does_not_raise_the_older_turn_of_another(tmp
             assert first_with(after, new) < len(after), (budget, after)
             if first_with(before, new) <= first_with(before, old):
                 assert first_with(after, new) <= first_with(after, old), (budget, after)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_node_raises_no_other_piece_of_a_long_turn_whose_piece_is_above_it(tmp_path, seed):
+    """A long message is indexed in pieces, each a candidate of its own, all standing for its
+    one log line. A node citing that line had raised every piece of it to its rank, the pieces
+    that hold none of what the fact says too (in a technical chat they took the room of the
+    evidence asked for); when a candidate above the node holds the line, no piece is raised."""
+    rng, v = make_vocab(seed)
+    system, store, part = pick(rng, v, "name"), pick(rng, v, "name"), pick(rng, v, "noun")
+
+    def paragraph() -> str:
+        return " ".join(f"The {pick(rng, v, 'filler')} {pick(rng, v, 'filler')} of {part} is "
+                        f"{pick(rng, v, 'qualifier')}." for _ in range(8))
+    code = "\n".join(f"  {pick(rng, v, 'filler')}: {rng.randint(100, 999)}" for _ in range(12))
+    long_turn = "\n\n".join([paragraph(), f"```yaml\n{part}:\n{code}\n```",
+                             f"We decided to go with {store} as the store behind {part} in {system}.",
+                             paragraph(), paragraph()])
+    _, dreamt = workspaces(tmp_path, [session(rng, v, 0, [long_turn], echo=False)])
+    write_node(dreamt, "wiki", store, f"topic:{store.lower()}",
+               [(day_of(0), f"We decided to go with {store} as the store behind {part}.",
+                 f"We decided to go with {store}")])
+    api.index(dreamt)
+    question = f"Which store is behind {part} in {system}?"
+    results = api.search(question, dreamt, limit=40, explain=True).results
+    for n, raised in enumerate(results):
+        if not (raised.explain or {}).get("restated_by"):
+            continue
+        above = [r for r in results[:n] if r.path == raised.path
+                 and r.start_line <= raised.end_line and raised.start_line <= r.end_line]
+        assert not above, (raised.path, raised.start_line, raised.end_line, raised.explain["restated_by"])
