@@ -125,3 +125,40 @@ def test_with_a_chat_model_the_model_words_the_profile_from_the_current_facts(mo
     assert all(f["source"].startswith("daily/") for f in found["facts"])
     assert found["facts"][0]["date"] == "2026-03-09" and found["facts"][1]["date"] == "2026-03-02"
     assert count_tokens(found["text"]) <= 300
+
+
+def two_workspaces(tmp_path, sessions: list[tuple[str, str]]) -> tuple[dict, dict]:
+    """The same conversations captured into two workspaces, the second dreamt: (profile without
+    the dream, profile with it)."""
+    from memflow.schemas.settings import load_settings
+    from memflow.tasks.ground.workspace import init_workspace, layout
+
+    found = []
+    for name in ("plain", "dreamt"):
+        settings = load_settings(tmp_path / name)
+        init_workspace(layout(settings))
+        for n, (day, content) in enumerate(sessions):
+            api.capture(said(day, content), f"s{n}", settings)
+        if name == "dreamt":
+            api.dream(settings, date=sessions[-1][0])
+        found.append(api.profile(settings))
+    return found[0], found[1]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_line_split_between_a_person_node_and_a_topic_still_replaces_what_it_replaced(tmp_path, seed):
+    """A daily line the user's node takes one sentence of and a topic's node another: the
+    other sentence still stands for the older statement sharing its words, so the dream shows
+    no value the same profile without it does not ("Karen's running the show now" stayed in
+    the profile after "Karen pushed for it before the new manager arrives")."""
+    rng = random.Random(seed)
+    boss, show, place, role = (w for w in words(rng, 4))
+    boss = boss.title()
+    plain, dreamt = two_workspaces(tmp_path, [
+        ("2026-05-04", f"{boss} is running the {show} at {place.title()} now, so she asked me to cover."),
+        ("2026-05-11", f"Good news: I got a raise at {place.title()}! I'm at $24.50 an hour now. "
+                       f"{boss} pushed for it before the new {role} arrives."),
+    ])
+    assert f"running the {show}" not in plain["text"]
+    assert f"running the {show}" not in dreamt["text"]
+    assert [f["text"] for f in dreamt["facts"]] == [f["text"] for f in plain["facts"]]

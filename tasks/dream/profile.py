@@ -2,9 +2,12 @@
 people they named, without a model.
 
 Built from the digest's person nodes (`subject: person:<who>`, their current fact lines) and the
-statements of daily notes no person node cites (the same fact rules as a dream run: `note_facts`,
+statements of daily notes no person node states (the same fact rules as a dream run: `note_facts`,
 `split_fact`; not the assistant's words, not a masked secret, not a fragment of fewer than
-`MIN_WORDS` words), so a dream changes where a fact is read from, not which facts stand.
+`MIN_WORDS` words), so a dream changes where a fact is read from, not which facts stand: of a
+daily line a person node cites, the statements it states are read from the node and the others
+(the dream put them in a topic's node) from the line, as without a dream; a line the node states
+in other words (a model's) is the node's.
 
 A profile must not state a value that no longer holds, and offline nothing says which statement
 replaced which. So a statement (a person node's line or a daily one) stands only while no later
@@ -50,9 +53,11 @@ class ProfileFact:
         return f"- {self.date}:{who} {self.text} [[{self.source}]]"
 
 
-def digest_facts(lay: Layout, settings: Settings) -> tuple[list[ProfileFact], set[str]]:
-    """(current facts of every person node, every `path#anchor` those facts cite)."""
-    out, cited = [], set()
+def digest_facts(lay: Layout, settings: Settings) -> tuple[list[ProfileFact], dict[str, set[str]]]:
+    """(current facts of every person node, every `path#anchor` those facts and their history
+    cite -> the texts the node gives it)."""
+    out: list[ProfileFact] = []
+    cited: dict[str, set[str]] = {}
     for path in sorted((lay.root / lay.digest).rglob("*.md")):
         rel = path.relative_to(lay.root).as_posix()
         note = parse_note(rel, read_text(path, settings.decode_errors))
@@ -60,8 +65,12 @@ def digest_facts(lay: Layout, settings: Settings) -> tuple[list[ProfileFact], se
         if not subject.startswith(PERSON):
             continue  # a topic's fact is read from its daily statement, as without a dream
         for fact in facts_of(note.text):
-            cited.update(link for line in [fact, *fact.history] for link in line.links)
-            out.append(ProfileFact(fact.date, _person(subject), fact.text, (fact.links or [rel])[0]))
+            for line in [fact, *fact.history]:
+                for link in line.links:
+                    cited.setdefault(link, set()).add(_said(line.text))
+            who = _person(subject)
+            if _worth_stating(who, fact.text):  # the rule a daily statement meets ("更正一下" is none)
+                out.append(ProfileFact(fact.date, who, fact.text, (fact.links or [rel])[0]))
     return out, cited
 
 
@@ -70,9 +79,19 @@ def _person(subject: str) -> str:
     return "the user" if slug == USER else slug.replace("-", " ").title()
 
 
-def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[tuple[ProfileFact, frozenset[str]]]:
-    """The statements of daily notes no person node cites, each with its content words, in the
-    order said."""
+def _said(text: str) -> str:
+    """A statement's words as compared between a node and its daily line."""
+    return " ".join(text.split()).rstrip(".!").lower()
+
+
+def daily_facts(lay: Layout, settings: Settings, cited: dict[str, set[str]]) -> list[tuple[ProfileFact, frozenset[str]]]:
+    """The statements of daily notes no person node states, each with its content words, in the
+    order said (`cited`: `digest_facts`' links and their texts). Of a line a person node cites,
+    a statement the node does not state (the dream put it in a topic's node) is read here, as
+    without a dream: left out, it no longer stood for the statements before it ("Karen pushed
+    for it before the new manager arrives" after "Karen's running the show now"); when the node
+    states none of the line's statements word for word (a model worded them), the line is the
+    node's."""
     said: list[tuple[ProfileFact, frozenset[str]]] = []
     for path in sorted((lay.root / lay.daily).rglob("*.md")):
         rel = path.relative_to(lay.root).as_posix()
@@ -81,11 +100,12 @@ def daily_facts(lay: Layout, settings: Settings, cited: set[str]) -> list[tuple[
             continue
         note = parse_note(rel, read_text(path, settings.decode_errors))
         speakers, people = speakers_and_people(note)
-        for evidence in (part for fact in note_facts(note, procedures=False)
-                         for part in split_fact(fact, people, speakers)):
-            source = f"{rel}#L{evidence.lines[0]}"
-            who, text = speaker(evidence.text, speakers)
-            if source not in cited and _worth_stating(who, text):
+        parts = [(f"{rel}#L{evidence.lines[0]}", *speaker(evidence.text, speakers))
+                 for fact in note_facts(note, procedures=False) for evidence in split_fact(fact, people, speakers)]
+        worded = {source for source, _, text in parts if _said(text) in cited.get(source, ())}
+        for source, who, text in parts:
+            stated = source in cited and (_said(text) in cited[source] or source not in worded)
+            if not stated and _worth_stating(who, text):
                 said.append((ProfileFact(day.isoformat(), who or "the user", text, source),
                              frozenset(tokenize(text, settings.keyword_tokenizer))))
     return said

@@ -65,13 +65,15 @@ class Head:
     """What the opening of a context needs from the workspace: `idf(term)` (which terms are
     values), `noted(log path)` (the turns of a session log that a note line cites: the ones
     capture found a statement in; None when no note cites that log), `tokens` (the most the
-    opening takes), `as_of` (no line said later opens it) and `digest` (the folder of the dream's
-    nodes, whose facts restate daily lines and turns)."""
+    opening takes), `as_of` (no line said later opens it), `digest` (the folder of the dream's
+    nodes, whose facts restate daily lines and turns) and `cites(path, line)` (the places a note
+    line's provenance links cite: how a digest fact reaches the turn it restates)."""
     idf: Callable[[str], float]
     noted: Callable[[str], frozenset[int] | None]
     tokens: int
     as_of: date | None = None
     digest: str = "digest"
+    cites: Callable[[str, int], frozenset] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +136,7 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     asked = frozenset(t for t, w in weights.items() if w > 0)
     lines = _one_per_turn([line for i, result in enumerate(results)
                            for line in _candidates(i, result, line_of, head, terms_of, indexed)])
+    lines = _evidence_held(lines, results, head)
     if window is not None:
         inside = [line for line in lines if line.day and within(line.day, window)]
         lines = inside if any(asked.intersection(line.counts) for line in inside) else lines
@@ -162,6 +165,36 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     lines_of = {line.key: line for line in _not_restated(by_score + followed)}
     return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.key], line.text,
                    _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order) if line]
+
+
+_LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#L(\d+)")
+
+
+def _evidence_held(lines: list[_Line], results: list[SearchResult], head: Head) -> list[_Line]:
+    """`lines` without the digest facts whose evidence another candidate line is (the daily
+    line a fact cites, or the turn that daily line cites): that line answers for the fact, in
+    the words it was said. A fact reworded or split by the dream ("They take me to alternate
+    realities" from "... and take me to alternate realities") is not held word for word by its
+    turn, so it took an opening slot of its own, and its shortness lowered the mean length every
+    other line is scored against: the dream moved which lines opened a context without adding
+    one."""
+    node = f"{head.digest}/"
+    if not any(line.source.startswith(node) for line in lines):
+        return lines
+    held = {line.turn for line in lines if not line.source.startswith(node)}
+    held.update((source[:at], int(source[at + 2:])) for line in lines if not line.source.startswith(node)
+                for source in [line.source] for at in [source.rfind("#L")])
+    return [line for line in lines if not line.source.startswith(node)
+            or not _cited_by(results[line.hit].text.split("\n")[line.offset], head) & held]
+
+
+def _cited_by(text: str, head: Head) -> set[tuple[str, int]]:
+    """The places a line's provenance links cite, and the places those cite in turn."""
+    places = {(path, int(n)) for path, n in _LINK_RE.findall(text)}
+    if head.cites is not None:
+        for path, n in list(places):
+            places.update(head.cites(path, n))
+    return places
 
 
 def _with_replies(ranked: list[_Line], lines: list[_Line]) -> list[_Line]:

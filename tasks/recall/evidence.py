@@ -7,12 +7,17 @@ to just above the digest chunk and take its score: an agent reads what was said 
 that says it again is then packed only for what it adds (`packing` skips a line restating a
 packed turn). Digest chunks whose evidence is not a candidate keep their place: they are how
 that evidence is found. A chunk matching only on replaced lines still goes below current ones
-(`replaced.current_first` runs after this). Only the turns of facts that match the question
-go up (`cited_places`): a chunk found by its node's name raises none.
+(`replaced.current_first` runs after this). Only the turns of the facts that match the question
+best go up (`cited_places`): a chunk found by its node's name raises none, and a fact holding
+fewer of the question's words than another fact of the chunk did not earn the chunk its rank
+(a user's node ranked for "Nadia and I lived together" raised the older turn of its next fact,
+"Nadia sent me a video ... Brisbane is treating her well", above the newer "Nadia took the Perth
+job": the dream displaced what was true now with what it restated).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import date
 
@@ -28,12 +33,14 @@ from memflow.tasks.stores import keyword
 Cited = tuple[tuple[frozenset[str], date | None, frozenset[tuple[str, int]]], ...]
 
 
-def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: int, terms: set[str],
+def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: int, terms: dict[str, float],
                  tokenizer: str, window: tuple[date, date] | None = None) -> set[tuple[str, int]]:
-    """The daily lines that a digest chunk's current facts matching the query cite, and the
+    """The daily lines that a digest chunk's current facts matching the query best cite, and the
     session and resource lines those daily lines cite (empty for a chunk that is not a digest
-    chunk). A fact matches when its own words (not its date, not its links) hold a query term:
-    a chunk found by its node's name or its facts' dates restates nothing the question asked.
+    chunk). A fact matches by the summed weight (`terms`: query term -> idf) of the query terms
+    its own words (not its date, not its links) hold, and only the facts matching best count:
+    a chunk found by its node's name or its facts' dates restates nothing the question asked,
+    and a fact matching less than another of the chunk did not earn it its rank.
     When the chunk is dated inside the window the question names (`window`), a fact dated
     outside it raises nothing: the chunk's rank owes to the window, the turn's would not.
     History lines (`  - until DATE: ...`) are left out: a replaced value's turn is not raised by
@@ -46,11 +53,10 @@ def cited_places(index: keyword.KeywordIndex, lay: Layout, row: dict, number: in
     if key not in memo:
         memo[key] = _cited_facts(index, lay, index.rows([number])[0], tokenizer)
     chunk_dated = within(row.get("date"), window) if window else False
-    places: set[tuple[str, int]] = set()
-    for words, day, cited in memo[key]:
-        if words & terms and (not chunk_dated or within(day, window)):
-            places.update(cited)
-    return places
+    matched = [(math.fsum(terms[t] for t in words if t in terms), cited) for words, day, cited in memo[key]
+               if not terms.keys().isdisjoint(words) and (not chunk_dated or within(day, window))]
+    best = max((weight for weight, _ in matched), default=0.0)
+    return {place for weight, cited in matched if weight >= best for place in cited}
 
 
 def _cited_facts(index: keyword.KeywordIndex, lay: Layout, row: dict, tokenizer: str) -> Cited:
@@ -88,10 +94,11 @@ def _cited_facts(index: keyword.KeywordIndex, lay: Layout, row: dict, tokenizer:
     return tuple(facts)
 
 
-def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list, terms: set[str],
+def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list, terms: dict[str, float],
                    tokenizer: str, window: tuple[date, date] | None = None) -> list:
     """`fused` (RRF order) with each session or resource candidate holding a line that a digest
-    candidate above it cites (`cited_places`: its facts matching the query `terms`) moved to
+    candidate above it cites (`cited_places`: its facts matching the query `terms`, term ->
+    idf, best), and that no candidate above the digest candidate holds, moved to
     just above that digest candidate, with its score; the rest in order. Daily chunks stay
     where they are: the digest chunk says what they say (`one_hit_per_fact` then leaves out a
     daily chunk it states)."""
@@ -115,6 +122,10 @@ def evidence_first(index: keyword.KeywordIndex, lay: Layout, fused: list, terms:
         if i in moved:
             continue
         places = cited_places(index, lay, row, numbers[i], terms, tokenizer, window)
+        # a turn a candidate above already holds is shown: its other pieces (a long message is
+        # indexed in pieces) say other things and stay where they rank
+        places = {(path, line) for path, line in places
+                  if not any(j < i and a <= line <= b for j, a, b in spans.get(path, ()))}
         lifted = sorted({j for path, line in places for j, a, b in spans.get(path, ())
                          if j > i and j not in moved and a <= line <= b})
         for j in lifted:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Callable
@@ -231,7 +232,7 @@ def answer_head(settings: Settings, query: str, as_of: date | None = None) -> He
     if not settings.pack_answers_tokens or not (as_of or asks_now(query)):
         return None
     return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of,
-                settings.digest_dir)
+                settings.digest_dir, line_citations(settings))
 
 
 FOLLOWED_HITS = 5  # the most hits a search for a value said later adds
@@ -326,10 +327,11 @@ def search(settings: Settings, query: str, limit: int = 5, min_score: float = 0.
     weights = active_weights(settings.vector_weight, settings.keyword_weight, vectors_on)
     rankings = {b: weigh_layers(index, r, factor) for b, r in rankings.items()}
     fused = [f for f in rrf(rankings, weights, settings.rrf_k) if f.score >= min_score]
-    fused = evidence_first(index, lay, fused, set(tokens), settings.keyword_tokenizer, window)  # the turns a digest chunk restates go above it
+    idf = keyword.idf(index, tokens)
+    fused = evidence_first(index, lay, fused, idf, settings.keyword_tokenizer, window)  # the turns a digest chunk restates go above it
     if not filters.superseded:  # a hit matching only on replaced lines goes below its replacement
         fused = current_first(index, lay, fused, set(tokens), settings.keyword_tokenizer, filters.as_of)
-    fused, rows = one_hit_per_fact(index, lay, fused, limit, set(tokens), settings.keyword_tokenizer,
+    fused, rows = one_hit_per_fact(index, lay, fused, limit, idf, settings.keyword_tokenizer,
                                    filters.as_of)
     fused, rows = in_time(fused, rows, filters)
     results = []
@@ -447,14 +449,15 @@ def links_in_time(results: list[SearchResult], filters: Filters | None) -> None:
 
 
 def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limit: int,
-                     terms: set[str] | None = None, tokenizer: str = "bigram",
+                     terms: dict[str, float] | None = None, tokenizer: str = "bigram",
                      as_of: date | None = None) -> tuple[list, list[dict]]:
     """The first `limit` candidates that each say something the ones above them did not: a
     digest chunk whose facts all come from daily lines already shown is left out, and so is a
     daily chunk whose lines a digest chunk above already states (a fact is one hit, not two).
     A candidate that matched only through lines already shown (what is left of it has none of
-    the query's `terms`) is left out too. Lines replaced by `as_of` (all, without it) are
-    labelled with the day they were replaced."""
+    the query's `terms`, term -> idf) is left out too, and so is a digest chunk whose fact
+    matching the query best was shown above (`shown_best`). Lines replaced by `as_of` (all,
+    without it) are labelled with the day they were replaced."""
     kept, rows, seen, said = [], [], set(), set()
     for start in range(0, len(fused), max(limit, 1)):
         batch = fused[start:start + max(limit, 1)]
@@ -468,8 +471,11 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
             text, fresh, repeated = elide_repeats(labelled, said)
             if repeated and not fresh:
                 continue  # every fact line of it was shown above, in other words of the same line
-            if repeated and terms and not terms & set(tokenize(searchable_text(text), tokenizer)):
+            if repeated and terms and terms.keys().isdisjoint(tokenize(searchable_text(text), tokenizer)):
                 continue  # it matched through the lines shown above only
+            if terms and row["path"].startswith(f"{lay.digest}/") and \
+                    shown_best(labelled, text, seen, terms, tokenizer):
+                continue  # it ranked for a fact shown above: its other facts rank as their own lines do
             seen |= keys
             said |= fresh
             kept.append(candidate)
@@ -477,6 +483,43 @@ def one_hit_per_fact(index: keyword.KeywordIndex, lay: Layout, fused: list, limi
             if len(kept) == limit:
                 return kept, rows
     return kept, rows
+
+
+_CITED_RE = re.compile(r"\[\[([^\[\]#|]+)#L(\d+)")
+
+
+def shown_best(labelled: str, text: str, seen: set, terms: dict[str, float], tokenizer: str) -> bool:
+    """Was the digest chunk's fact line matching the query best (by the summed idf of the query
+    `terms` its words hold) shown above, while the facts left match less? Its rank was earned by
+    that fact: the others, older ones too, would take the place of what ranks after it ("X and I
+    lived together" shown, the node's "X sent me a video ... A is treating her well" went in
+    above the newer "X took the B job"). Shown: left blank in `text` (`elide_repeats`) or citing
+    a daily line a candidate above showed (`seen`)."""
+    facts = [(before, not after.strip() or _cites_only(before, seen))
+             for before, after in zip(labelled.split("\n"), text.split("\n")) if FACT_DATE_RE.match(before)]
+    if not any(shown for _, shown in facts):
+        return False
+    best_shown = best_left = 0.0
+    for line, shown in facts:
+        weight = math.fsum(terms[t] for t in _fact_terms(line, tokenizer).split() if t in terms)
+        if shown:
+            best_shown = max(best_shown, weight)
+        else:
+            best_left = max(best_left, weight)
+    return best_shown > best_left
+
+
+def _cites_only(line: str, seen: set) -> bool:
+    """Does every place a fact line cites lie in `seen`? (False for a line citing none.)"""
+    cited = {(path, int(n)) for path, n in _CITED_RE.findall(line)}
+    return bool(cited) and cited <= seen
+
+
+@memo(1 << 16)  # the same digest lines come back query after query
+def _fact_terms(line: str, tokenizer: str) -> str:
+    """A digest fact line's search terms, each once, joined by spaces: its words, not its date
+    or its links."""
+    return " ".join(dict.fromkeys(tokenize(searchable_text(line[FACT_DATE_RE.match(line).end():]), tokenizer)))
 
 
 _BULLET = r"^\s{0,1}[-*+]\s"
