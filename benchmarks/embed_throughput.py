@@ -13,6 +13,8 @@
 
     .venv/bin/python benchmarks/embed_throughput.py --files 60 --rounds 2
     .venv/bin/python benchmarks/embed_throughput.py --files 300 --rounds 1 --model local/static-all-MiniLM-L6-v2
+    .venv/bin/python benchmarks/embed_throughput.py --files 4800 --rounds 1 --corpus realistic \
+        --model local/static-all-MiniLM-L6-v2
 
 Prints Markdown tables. Figures on this shared 2-core machine move with its load: read the
 ratios, each from pairs measured back to back.
@@ -39,14 +41,20 @@ QUERIES = ["handleWebSocketReconnect timeout", "deploy rollback budget", "P99 la
            "garden recipe hotel"]
 
 
-def workspace(files: int) -> Path:
-    from corpus import build
-
+def workspace(files: int, corpus: str = "notes") -> Path:
+    """corpus.py's notes, or realistic.py's workspace (a folder per day, sessions, digests)."""
     from memflow import api
 
     root = Path(tempfile.mkdtemp(prefix=f"bench-embed-{files}-"))
     api.init(root)
-    build(root, files)
+    if corpus == "realistic":
+        import realistic
+
+        realistic.build(root, files)
+    else:
+        from corpus import build
+
+        build(root, files)
     return root
 
 
@@ -157,11 +165,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--corpus", choices=("notes", "realistic"), default="notes",
+                        help="corpus.py's notes (default) or realistic.py's workspace (issue #58's 4,800 files)")
     parser.add_argument("--model", default=MODEL, help=f"a local model (default {MODEL})")
     args = parser.parse_args()
     MODEL = args.model
-    root = workspace(args.files)
-    print(f"## Embedding throughput, {MODEL}, {args.files} files\n")
+    root = workspace(args.files, args.corpus)
+    print("load average (1, 5, 15 min) at the start: %.1f %.1f %.1f\n" % os.getloadavg())
+    print(f"## Embedding throughput, {MODEL}, {args.files} files ({args.corpus})\n")
     print("| round | texts | bare encode chunks/s (wall, CPU) | index stage chunks/s (wall, CPU) "
           "| stage / bare (wall, CPU) |")
     print("| --- | --- | --- | --- | --- |")
@@ -186,6 +197,7 @@ def main() -> None:
         values = timings[key]
         print(f"| {label} | {len(values)} | {1000 * statistics.median(values):.1f} | "
               f"{1000 * max(values):.1f} |")
+    print("\nload average (1, 5, 15 min) at the end: %.1f %.1f %.1f" % os.getloadavg())
     shutil.rmtree(root)
 
 
