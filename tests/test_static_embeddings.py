@@ -181,3 +181,22 @@ def test_hybrid_search_with_the_static_model_finds_a_paraphrase_bm25_misses(real
         hybrid = [r.path for r in search(static, query, limit=3).results]
         assert note not in keyword_only
         assert hybrid[0] == note, (query, hybrid)
+
+
+def test_a_distilled_static_model_is_not_announced_as_a_slow_load(cache, monkeypatch, settings, caplog):
+    """A fresh process's first query with a distilled static model loads it in a fraction of a
+    second: no "loading the embedding model" warning; before the distillation there is one."""
+    import logging
+
+    from memflow.tasks.index.vectors import say_model_cost
+
+    static = settings.model_copy(update={"embedding_model": f"local/{NAME}"})
+    with caplog.at_level(logging.WARNING, logger="memflow.vectors"):
+        say_model_cost(static)
+    assert "loading the embedding model" in caplog.text
+    caplog.clear()
+    monkeypatch.setattr(static_embeddings, "_distill", lambda source, out, dims: tiny_model(out))
+    distill_into(model_dir(NAME))
+    with caplog.at_level(logging.WARNING, logger="memflow.vectors"):
+        say_model_cost(static)
+    assert caplog.text == ""
