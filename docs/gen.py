@@ -76,8 +76,9 @@ MEANING = {
     "timezone": "dates of notes and of \"today\"; time words in questions resolve in it",
     "chat_model": "litellm model string of the chat model that writes notes, dreams and words the "
                   "profile; empty: offline extractive writers",
-    "embedding_model": "litellm embedding model string (or `local/all-MiniLM-L6-v2` with the "
-                       "`local` extra); empty: BM25 only",
+    "embedding_model": "litellm embedding model string (or `local/all-MiniLM-L6-v2`, or its "
+                       "distilled static model `local/static-all-MiniLM-L6-v2`, with the `local` "
+                       "extra); empty: BM25 only",
     "model_api_base": "base URL of an OpenAI-compatible server (llama.cpp, Ollama, vLLM), e.g. "
                       "`http://127.0.0.1:8080/v1`",
     "model_api_key": "API key (never printed); keep it in the environment: `MEMFLOW_MODEL_API_KEY`",

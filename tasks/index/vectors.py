@@ -330,10 +330,10 @@ def say_model_cost(settings: Settings, what: str = "") -> None:
     model = settings.embedding_model
     if not model.startswith("local/"):
         return
-    from memflow.tasks.ground.local_embeddings import is_loaded
+    from memflow.tasks.ground.local_embeddings import is_loaded, loads_quickly
 
-    if is_loaded(model.removeprefix("local/")):
-        return
+    if is_loaded(model.removeprefix("local/")) or loads_quickly(model.removeprefix("local/")):
+        return  # a distilled static model loads in well under a second
     if what:
         log.warning("loading the embedding model %s to embed %s (once per process: seconds to "
                     "tens of seconds on a busy machine); a process that stays up, such as "
