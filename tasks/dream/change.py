@@ -61,7 +61,10 @@ def named_change(new: str, old: str) -> bool:
     # the same head (the verb after it may differ: "the queue takes ...", "the queue went from");
     # or the old statement restated whole, its subject now an object, with the old value set
     # against a new one outright ("We raised the Redis cache TTL from 300 to 900 seconds")
-    if not _same_subject(subj, subject(new)):
+    new_subject = set(subject(new).split())
+    # about what the old statement names: the same subject, or one the old statement holds
+    # ("Current mix has 10% code" and "code goes from 10% to 15%")
+    if not _same_subject(subj, subject(new)) and not (new_subject and new_subject <= old_norms):
         new_norms = {t.norm for t in b}
         return bool(subject_norms) and subject_norms | frame <= new_norms and any(
             value.kind in ("num", "name", "code") and value.norm not in subject_norms
@@ -119,6 +122,12 @@ def named_old_values(text: str) -> list[str]:
             out.append(tok.surface)
     contrast = re.search(r",\s*not\s+(?:the\s+|an?\s+)?([\w.-]+)", text, re.IGNORECASE)
     return [*out, contrast.group(1).rstrip(".")] if contrast else out
+
+
+def names_old_value(new: str, old: str) -> bool:
+    """Does the new statement name a value of the old one as its old value (`named_old_values`)?"""
+    held = {t.norm for t in seq_of(old) if t.kind in ("num", "name", "code", "han", "word")}
+    return any(t.norm in held for value in named_old_values(new) for t in seq_of(value))
 
 
 def _from_to(b: list[Tok], old: int, new: int) -> bool:
@@ -223,14 +232,33 @@ def relation(new: str, old: str) -> str | None:
         return "replaces" if turned and _same_subject(subject(_unsaid(new)), subject(_unsaid(old))) else None
     if {t.norm for t in a} == {t.norm for t in b}:
         return "same"
-    if (han_share(new) > 0.5) != (han_share(old) > 0.5):
-        return None  # another language: no frame to align, no value named against another
     values_a = {t.norm for t in a if t.kind in ("num", "name", "code")}
     values_b = {t.norm for t in b if t.kind in ("num", "name", "code")}
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
-    if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
+    one_language = (han_share(new) > 0.5) == (han_share(old) > 0.5)
+    if one_language and values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
+    # a change the statement itself names, said as done (not planned, wished or supposed), of a
+    # line that states nothing else besides (its other values all said again: replacing "X is
+    # 1.29, Y writes to Z 14" on "Z went from 14 to 16" would put X and Y into the history too)
+    if tentative(new) or values_a - values_b:
+        return None
     return "replaces" if named_change(new, old) else None
+
+
+# modal auxiliaries, "going to", conditional conjunctions (English, Chinese: 能愿动词 and 如果/要是/
+# 假如) and the progressive aspect ("we're migrating X from A to B next quarter"): closed
+# grammatical classes that say a change is planned, wished, supposed or under way, not done
+_TENTATIVE_RE = re.compile(r"\b(?:will|would|shall|should|could|might|may|must|can|going to|gonna|if|unless|"
+                           r"whether|suppose|supposing)\b|['’](?:ll|d)\b|"
+                           r"\b(?:am|is|are|be|being)\s+\w+ing\b|['’]re\s+\w+ing\b|"
+                           r"想|要|会|能|可能|应该|如果|要是|假如|若", re.IGNORECASE)
+
+
+def tentative(text: str) -> bool:
+    """Does the statement say its change is planned, wished, supposed or under way (a modal
+    auxiliary, "going to", a conditional conjunction, the progressive aspect), not done?"""
+    return bool(_TENTATIVE_RE.search(BRACKETED_RE.sub(" ", text)))
 
 
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question
