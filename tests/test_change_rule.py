@@ -1306,3 +1306,57 @@ def test_a_chinese_phrase_names_no_node_a_latin_name_in_chinese_does(vocab):
         for said in (f"{han}了 {word} 和 {pick(rng, v, 'object')}", f"{han} {word} {other}"):
             assert subject_of(said).key == "person:the-user", (said, subject_of(said))
         assert subject_of(f"{name} {han}{other}").name == name
+
+
+# -- #56: a replacement only on the statement's own evidence ------------------------------------
+
+def test_a_change_the_statement_names_replaces_in_every_form(vocab):
+    """The statement names the old value and a new one of its kind with a change between them:
+    "from A to B", "B instead of A", "A -> B", 从A到B / 从A降到B, with the old line's subject or a
+    word the old line holds as its subject; "no longer" restating the old line says it stopped."""
+    rng, v = vocab
+    for _ in range(150):
+        noun, verb, obj, unit = pick(rng, v, "noun"), pick(rng, v, "verb"), pick(rng, v, "object"), pick(rng, v, "unit")
+        a, b = pick(rng, v, "name", 2)
+        n1, n2 = rng.sample(range(2, 900), 2)
+        x, y, thing = rng.sample(v["han"], 3)
+        pairs = [
+            (f"The {noun} {verb}s {a}.", f"The {noun} moved from {a} to {b}."),
+            (f"The {noun} {verb}s {a}.", f"The {noun} {verb}s {b} instead of {a} now."),
+            (f"The {noun} is {n1} {unit}.", f"The {noun} went {n1} {unit} -> {n2} {unit}."),
+            (f"The {noun} is {n1} {unit}.", f"The {noun} went {n1} → {n2} {unit}."),
+            (f"Current {obj} has {n1}% {noun}.", f"{noun.capitalize()} {verb}s from {n1}% to {n2}%."),  # a word the old holds
+            (f"{a} {thing}{n1}MB，{x}。", f"{a} {thing}从 {n1}MB {y}到 {n2}MB 了。"),  # a language mix
+            (f"我的{thing}是{x}。", f"我的{thing}从{x}改成{y}了。"),
+            (f"I {verb} the {obj}.", f"I no longer {verb} the {obj}."),
+            (f"I {verb} the {obj}.", f"I don't {verb} the {obj} anymore."),
+        ]
+        for old, new in pairs:
+            assert relation(new, old) == "replaces", (old, new)
+
+
+def test_what_only_looks_like_a_change_stands_beside(vocab):
+    """"from" of an origin, a plan, a wish, a supposition or a change under way, two values of a
+    kind that coexist, another thing of the same kind, another subject, an old line that states
+    more than the value changed: never a replacement (a wrong one is worse than none)."""
+    rng, v = vocab
+    for _ in range(150):
+        noun, noun2, verb, obj, unit = *pick(rng, v, "noun", 2), pick(rng, v, "verb"), pick(rng, v, "object"), pick(rng, v, "unit")
+        a, b, c, who, who2 = pick(rng, v, "name", 5)
+        n1, n2 = rng.sample(range(2, 900), 2)
+        x, y, thing = rng.sample(v["han"], 3)
+        old = f"The {noun} {verb}s {a}."
+        for new in (f"I {verb}ed from {a} this week, {obj} {noun2} and back to {b} on {c}.",  # an origin
+                    f"We will move the {noun} from {a} to {b} next {obj}.",  # a plan
+                    f"We're moving the {noun} from {a} to {b}.",  # under way
+                    f"If the {noun} went from {a} to {b}, {obj} would {verb}.",  # supposed
+                    f"The {noun} {verb}s {a} and {b}.",  # two that coexist
+                    f"The {noun2} moved from {a} to {b}.",  # another thing of the kind
+                    f"{who2} moved from {a} to {b}."):  # another subject
+            assert relation(new, old) is None, (old, new)
+        assert relation(f"{who2} moved from {a} to {b}.", f"{who} {verb}s in {a}.") is None
+        # the old line holds another value: replacing it would retire that one too
+        assert relation(f"The {noun} went from {n1} to {n2} {unit}.", f"The {noun} is {n1} {unit} with {c}.") is None
+        # 想 (a modal: a wish), 如果 (a condition)
+        assert relation(f"{a}想从{x}换成{y}。", f"{a}用的是{x}。") is None
+        assert relation(f"如果{thing}从{x}换成{y}，就好了。", f"{thing}是{x}。") is None
