@@ -1356,7 +1356,9 @@ def test_what_only_looks_like_a_change_stands_beside(vocab):
             assert relation(new, old) is None, (old, new)
         assert relation(f"{who2} moved from {a} to {b}.", f"{who} {verb}s in {a}.") is None
         # the old line holds another value: replacing it would retire that one too
-        assert relation(f"The {noun} went from {n1} to {n2} {unit}.", f"The {noun} is {n1} {unit} with {c}.") is None
+        assert relation(f"The {noun} went from {n1} to {n2} {unit}.", f"The {noun} is {n1} {unit}, {c} {verb}s the {obj}.") is None
+        # a part opening on a preposition qualifies the value: replaced with it
+        assert relation(f"I moved from {a} to {b}.", f"I {verb} in {a}, in a {obj} near {c}.") == "replaces"
         # 想 (a modal: a wish), 如果 (a condition)
         assert relation(f"{a}想从{x}换成{y}。", f"{a}用的是{x}。") is None
         assert relation(f"如果{thing}从{x}换成{y}，就好了。", f"{thing}是{x}。") is None

@@ -241,7 +241,7 @@ def relation(new: str, old: str) -> str | None:
     # a change the statement itself names, said as done (not planned, wished or supposed), of a
     # line that states nothing else besides (its other values all said again: replacing "X is
     # 1.29, Y writes to Z 14" on "Z went from 14 to 16" would put X and Y into the history too)
-    if tentative(new) or values_a - values_b:
+    if tentative(new) or states_more(old, values_b):
         return None
     return "replaces" if named_change(new, old) else None
 
@@ -253,6 +253,25 @@ _TENTATIVE_RE = re.compile(r"\b(?:will|would|shall|should|could|might|may|must|c
                            r"whether|suppose|supposing)\b|['’](?:ll|d)\b|"
                            r"\b(?:am|is|are|be|being)\s+\w+ing\b|['’]re\s+\w+ing\b|"
                            r"想|要|会|能|可能|应该|如果|要是|假如|若", re.IGNORECASE)
+
+
+def states_more(old: str, kept: set[str]) -> bool:
+    """Does the old line state another fact besides the one a new statement changes: a part of
+    it after a comma or a semicolon, not opening on a preposition (which qualifies the part
+    before it: "I live in Berlin, in a flat near X"), whose values the new statement neither
+    names nor keeps any of ("Cluster is EKS 1.29, workers write to RDS Postgres 14")?"""
+    groups: list[list[Tok]] = []
+    for n, part in enumerate(re.split(r"[,;，；]", old)):
+        tokens = seq_of(f"and {part}" if n else part)  # a capital after the comma opens no sentence
+        if tokens and tokens[0].kind == "prep" and groups:
+            groups[-1] += tokens
+        elif tokens:
+            groups.append(tokens)
+    for tokens in groups:
+        values = {t.norm for t in tokens if t.kind in ("num", "name", "code")}
+        if values and not values & kept:
+            return True
+    return False
 
 
 def tentative(text: str) -> bool:
