@@ -1362,3 +1362,24 @@ def test_what_only_looks_like_a_change_stands_beside(vocab):
         # 想 (a modal: a wish), 如果 (a condition)
         assert relation(f"{a}想从{x}换成{y}。", f"{a}用的是{x}。") is None
         assert relation(f"如果{thing}从{x}换成{y}，就好了。", f"{thing}是{x}。") is None
+
+
+def test_one_letter_names_no_node(vocab):
+    """"k thanks" made a node `K`: a one-letter subject is no name a person gives a thing; the
+    statement is left in its daily note (unplaced), while a longer name or an identifier with a
+    letter in it names its node."""
+    import string
+
+    from memflow.tasks.dream.facts import UNPLACED, subject_of
+    from memflow.tasks.ground.tokenize import STOPWORDS
+
+    rng, v = vocab
+    for _ in range(40):
+        # a letter that is no word of its own (not "a", "I", nor a clitic such as "s")
+        letter = rng.choice([c for c in string.ascii_letters if c.lower() not in STOPWORDS and c.lower() not in "ai"])
+        word, verb, noun, name = pick(rng, v, "filler"), pick(rng, v, "verb"), pick(rng, v, "noun"), pick(rng, v, "name")
+        for said in (f"{letter} {word}", f"{letter} {word}!", f"{letter} {verb}s the {noun}."):
+            assert subject_of(said, placed_only=True) is UNPLACED, said
+        assert subject_of(f"{name} {verb}s the {noun}.", placed_only=True).name == name
+        ident = f"{letter.upper()}{rng.randint(2, 99)}"
+        assert subject_of(f"The {ident} {noun} {verb}s.", placed_only=True).name.lower().startswith(ident.lower())

@@ -255,6 +255,10 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
         return person_subject(who or "the user")
     label = subject_phrase(text)
+    if len(label) == 1:
+        # one letter is no name a person gives a thing ("k thanks" made a node `K`): a statement
+        # about nothing placeable, as one opening on a pronoun with nothing before it
+        return UNPLACED if placed_only else person_subject(who or "the user")
     if han and re.search(f"[{HAN}]", label):
         # a Chinese phrase cannot be cut into words here ("去掉了 moment" named a node "去掉",
         # "开了 R8" one "开"): a statement whose subject would be one is the speaker's, as one
