@@ -249,8 +249,8 @@ def relation(new: str, old: str) -> str | None:
 # modal auxiliaries, "going to", conditional conjunctions (English, Chinese: 能愿动词 and 如果/要是/
 # 假如) and the progressive aspect ("we're migrating X from A to B next quarter"): closed
 # grammatical classes that say a change is planned, wished, supposed or under way, not done
-_TENTATIVE_RE = re.compile(r"\b(?:will|would|shall|should|could|might|may|must|can|going to|gonna|if|unless|"
-                           r"whether|suppose|supposing)\b|['’](?:ll|d)\b|"
+_TENTATIVE_RE = re.compile(r"\b(?:will|would|shall|should|could|might|must|can|going to|gonna|if|unless|"
+                           r"whether)\b|\b(?-i:may)\b|['’](?:ll|d)\b|"
                            r"\b(?:am|is|are|be|being)\s+\w+ing\b|['’]re\s+\w+ing\b|"
                            r"想|要|会|能|可能|应该|如果|要是|假如|若", re.IGNORECASE)
 
