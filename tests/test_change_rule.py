@@ -1383,3 +1383,18 @@ def test_one_letter_names_no_node(vocab):
         assert subject_of(f"{name} {verb}s the {noun}.", placed_only=True).name == name
         ident = f"{letter.upper()}{rng.randint(2, 99)}"
         assert subject_of(f"The {ident} {noun} {verb}s.", placed_only=True).name.lower().startswith(ident.lower())
+
+
+def test_a_procedure_is_never_named_by_a_symbol(vocab):
+    """"Looks coherent. - `maxSurge: 1` + `maxUnavailable: 0` is ..." made a node `+` (the label's
+    colon cut the first code span, leaving "` + `" as the line's command): a procedure's name
+    holds a word."""
+    from memflow.tasks.dream.facts import subject_of
+
+    rng, v = vocab
+    for _ in range(40):
+        adj, noun, obj, word = pick(rng, v, "adj"), pick(rng, v, "noun"), pick(rng, v, "object"), pick(rng, v, "filler")
+        a, b = pick(rng, v, "verb", 2)
+        said = f"Assistant: {adj.capitalize()} {noun}. - `{a}Max: 1` {rng.choice('+&|*=')} `{b}Min: 0` is a {word} {obj}."
+        got = subject_of(said)
+        assert got.bucket == "procedure" and len(got.key.split(":", 1)[1]) >= 2 and any(c.isalpha() for c in got.name), (said, got)

@@ -172,6 +172,10 @@ def without_opener(text: str) -> str:
 
 def _procedure(text: str) -> Subject:
     about = procedure_subject(text)
+    if len(slug(about)) < 2:
+        # a span of symbols ("` + `", left when a label's colon cut a code span) or one letter
+        # names nothing: the procedure is named by its words outside code
+        about = procedure_subject(_CODE_SPAN_RE.sub(" ", text).replace("`", " "))
     return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
 
 
