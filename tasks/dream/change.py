@@ -24,7 +24,7 @@ import re
 from functools import lru_cache
 
 from memflow.tasks.dream.statements import WHO_PREFIX_RE, subject
-from memflow.tasks.dream.words import (BRACKETED_RE, HAN_PREP, PREPOSITIONS, QUANTIFIERS, Tok, content_words, han_share,
+from memflow.tasks.dream.words import (BRACKETED_RE, HAN_PREP, PREPOSITIONS, PRONOUNS, QUANTIFIERS, Tok, content_words, han_share,
                                        pronoun_led, seq_of, toks)
 from memflow.tasks.ground.markdown import split_frontmatter
 from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS, STOPWORDS
@@ -63,8 +63,11 @@ def named_change(new: str, old: str) -> bool:
     # against a new one outright ("We raised the Redis cache TTL from 300 to 900 seconds")
     new_subject = set(subject(new).split())
     # about what the old statement names: the same subject, or one the old statement holds
-    # ("Current mix has 10% code" and "code goes from 10% to 15%")
-    if not _same_subject(subj, subject(new)) and not (new_subject and new_subject <= old_norms):
+    # ("Current mix has 10% code" and "code goes from 10% to 15%"; a pronoun, "I'm", is no
+    # such thing: any statement may hold it)
+    held = bool(new_subject) and new_subject <= old_norms and not any(
+        re.split(r"['’]", w, maxsplit=1)[0] in PRONOUNS for w in new_subject)
+    if not _same_subject(subj, subject(new)) and not held:
         new_norms = {t.norm for t in b}
         return bool(subject_norms) and subject_norms | frame <= new_norms and any(
             value.kind in ("num", "name", "code") and value.norm not in subject_norms
@@ -181,7 +184,9 @@ def _word_from_to(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
         if tok.norm == value.norm and j > 0 and b[j - 1].norm in ("from", "从"):
             after = b[j + 1:]
             to = next((k for k, t in enumerate(after) if t.norm in ("to", "到", "成", "为")), None)
-            if to is not None and to + 1 < len(after) and after[to + 1].norm not in old_norms \
+            # "to" right after the old value, or one word on ("from A down to B", 从A改成B): a
+            # "to" further on belongs to another phrase ("away from the court, ... a way to be")
+            if to is not None and to <= 1 and to + 1 < len(after) and after[to + 1].norm not in old_norms \
                     and after[to + 1].kind in ("word", "han", "name"):
                 return True
     return False
