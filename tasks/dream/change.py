@@ -24,7 +24,7 @@ import re
 from functools import lru_cache
 
 from memflow.tasks.dream.statements import WHO_PREFIX_RE, subject
-from memflow.tasks.dream.words import (BRACKETED_RE, HAN_PREP, PREPOSITIONS, QUANTIFIERS, Tok, content_words, han_share,
+from memflow.tasks.dream.words import (BRACKETED_RE, HAN_PREP, PREPOSITIONS, PRONOUNS, QUANTIFIERS, Tok, content_words, han_share,
                                        pronoun_led, seq_of, toks)
 from memflow.tasks.ground.markdown import split_frontmatter
 from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS, STOPWORDS
@@ -61,7 +61,13 @@ def named_change(new: str, old: str) -> bool:
     # the same head (the verb after it may differ: "the queue takes ...", "the queue went from");
     # or the old statement restated whole, its subject now an object, with the old value set
     # against a new one outright ("We raised the Redis cache TTL from 300 to 900 seconds")
-    if not _same_subject(subj, subject(new)):
+    new_subject = set(subject(new).split())
+    # about what the old statement names: the same subject, or one the old statement holds
+    # ("Current mix has 10% code" and "code goes from 10% to 15%"; a pronoun, "I'm", is no
+    # such thing: any statement may hold it)
+    held = bool(new_subject) and new_subject <= old_norms and not any(
+        re.split(r"['’]", w, maxsplit=1)[0] in PRONOUNS for w in new_subject)
+    if not _same_subject(subj, subject(new)) and not held:
         new_norms = {t.norm for t in b}
         return bool(subject_norms) and subject_norms | frame <= new_norms and any(
             value.kind in ("num", "name", "code") and value.norm not in subject_norms
@@ -121,6 +127,12 @@ def named_old_values(text: str) -> list[str]:
     return [*out, contrast.group(1).rstrip(".")] if contrast else out
 
 
+def names_old_value(new: str, old: str) -> bool:
+    """Does the new statement name a value of the old one as its old value (`named_old_values`)?"""
+    held = {t.norm for t in seq_of(old) if t.kind in ("num", "name", "code", "han", "word")}
+    return any(t.norm in held for value in named_old_values(new) for t in seq_of(value))
+
+
 def _from_to(b: list[Tok], old: int, new: int) -> bool:
     """The old value at `old` turned into the new one at `new`, close after it: "from <old>
     (down|up)? to <new>" (从<old>到/改成<new>), or "<old> -> <new>". A preposition alone is no
@@ -172,7 +184,9 @@ def _word_from_to(b: list[Tok], value: Tok, old_norms: set[str]) -> bool:
         if tok.norm == value.norm and j > 0 and b[j - 1].norm in ("from", "从"):
             after = b[j + 1:]
             to = next((k for k, t in enumerate(after) if t.norm in ("to", "到", "成", "为")), None)
-            if to is not None and to + 1 < len(after) and after[to + 1].norm not in old_norms \
+            # "to" right after the old value, or one word on ("from A down to B", 从A改成B): a
+            # "to" further on belongs to another phrase ("away from the court, ... a way to be")
+            if to is not None and to <= 1 and to + 1 < len(after) and after[to + 1].norm not in old_norms \
                     and after[to + 1].kind in ("word", "han", "name"):
                 return True
     return False
@@ -223,14 +237,52 @@ def relation(new: str, old: str) -> str | None:
         return "replaces" if turned and _same_subject(subject(_unsaid(new)), subject(_unsaid(old))) else None
     if {t.norm for t in a} == {t.norm for t in b}:
         return "same"
-    if (han_share(new) > 0.5) != (han_share(old) > 0.5):
-        return None  # another language: no frame to align, no value named against another
     values_a = {t.norm for t in a if t.kind in ("num", "name", "code")}
     values_b = {t.norm for t in b if t.kind in ("num", "name", "code")}
     norms_a, norms_b = {t.norm for t in a}, {t.norm for t in b}
-    if values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
+    one_language = (han_share(new) > 0.5) == (han_share(old) > 0.5)
+    if one_language and values_a == values_b and len(norms_a & norms_b) / len(norms_a | norms_b) >= 0.8:
         return "same"
+    # a change the statement itself names, said as done (not planned, wished or supposed), of a
+    # line that states nothing else besides (its other values all said again: replacing "X is
+    # 1.29, Y writes to Z 14" on "Z went from 14 to 16" would put X and Y into the history too)
+    if tentative(new) or states_more(old, values_b):
+        return None
     return "replaces" if named_change(new, old) else None
+
+
+# modal auxiliaries, "going to", conditional conjunctions (English, Chinese: 能愿动词 and 如果/要是/
+# 假如) and the progressive aspect ("we're migrating X from A to B next quarter"): closed
+# grammatical classes that say a change is planned, wished, supposed or under way, not done
+_TENTATIVE_RE = re.compile(r"\b(?:will|would|shall|should|could|might|must|can|going to|gonna|if|unless|"
+                           r"whether)\b|\b(?-i:may)\b|['’](?:ll|d)\b|"
+                           r"\b(?:am|is|are|be|being)\s+\w+ing\b|['’]re\s+\w+ing\b|"
+                           r"想|要|会|能|可能|应该|如果|要是|假如|若", re.IGNORECASE)
+
+
+def states_more(old: str, kept: set[str]) -> bool:
+    """Does the old line state another fact besides the one a new statement changes: a part of
+    it after a comma or a semicolon, not opening on a preposition (which qualifies the part
+    before it: "I live in Berlin, in a flat near X"), whose values the new statement neither
+    names nor keeps any of ("Cluster is EKS 1.29, workers write to RDS Postgres 14")?"""
+    groups: list[list[Tok]] = []
+    for n, part in enumerate(re.split(r"[,;，；]", old)):
+        tokens = seq_of(f"and {part}" if n else part)  # a capital after the comma opens no sentence
+        if tokens and tokens[0].kind == "prep" and groups:
+            groups[-1] += tokens
+        elif tokens:
+            groups.append(tokens)
+    for tokens in groups:
+        values = {t.norm for t in tokens if t.kind in ("num", "name", "code")}
+        if values and not values & kept:
+            return True
+    return False
+
+
+def tentative(text: str) -> bool:
+    """Does the statement say its change is planned, wished, supposed or under way (a modal
+    auxiliary, "going to", a conditional conjunction, the progressive aspect), not done?"""
+    return bool(_TENTATIVE_RE.search(BRACKETED_RE.sub(" ", text)))
 
 
 # negation, a closed grammatical class (English and Chinese); a leading "No," answers a question

@@ -29,7 +29,7 @@ from memflow.schemas.dream import (
 from memflow.schemas.notes import Note
 from memflow.tasks.capture import salient_terms, section_kind
 from memflow.tasks.ground.secrets import MARK
-from memflow.tasks.dream.change import other_context
+from memflow.tasks.dream.change import names_old_value, other_context
 from memflow.tasks.dream.statements import WHO_PREFIX_RE, clauses, is_clause, split_outside, strip_label
 from memflow.tasks.dream.words import strip_marker
 from memflow.tasks.dream.digest import ROLE_RE, FactLine, described, facts_of, plain
@@ -363,7 +363,9 @@ def decide_offline(unit: Unit, candidates: dict[str, str], new_path: str,
             relation = relation_to(said, known)
             if relation == "same":
                 return Corroborate(path=path, fact=known.text, reason="the same fact again")
-            if relation == "replaces" and context_of and \
+            # a statement naming the line's own value as the old one says what it changes; a
+            # turn of polarity or a value met again is checked against what each was said about
+            if relation == "replaces" and context_of and not names_old_value(said, known.text) and \
                     other_context(said, own_context, speaker(known.text)[1], context_of(known.links)):
                 continue
             if relation == "replaces":

@@ -172,6 +172,10 @@ def without_opener(text: str) -> str:
 
 def _procedure(text: str) -> Subject:
     about = procedure_subject(text)
+    if len(slug(about)) < 2:
+        # a span of symbols ("` + `", left when a label's colon cut a code span) or one letter
+        # names nothing: the procedure is named by its words outside code
+        about = procedure_subject(_CODE_SPAN_RE.sub(" ", text).replace("`", " "))
     return Subject(f"procedure:{slug(about)}", about[:1].upper() + about[1:], "procedure")
 
 
@@ -255,6 +259,10 @@ def subject_of(text: str, who: str = "", antecedent: Subject | None = None, plac
         # Chinese often leaves the speaker unsaid: a fact with no other subject is theirs
         return person_subject(who or "the user")
     label = subject_phrase(text)
+    if len(label) == 1:
+        # one letter is no name a person gives a thing ("k thanks" made a node `K`): a statement
+        # about nothing placeable, as one opening on a pronoun with nothing before it
+        return UNPLACED if placed_only else person_subject(who or "the user")
     if han and re.search(f"[{HAN}]", label):
         # a Chinese phrase cannot be cut into words here ("去掉了 moment" named a node "去掉",
         # "开了 R8" one "开"): a statement whose subject would be one is the speaker's, as one

@@ -158,9 +158,10 @@ def content_words(tokens: list[Tok]) -> list[Tok]:
 # Articles, demonstratives and possessive determiners: what opens a noun phrase
 DETERMINERS = frozenset("the a an this that these those its their our my your his her".split())
 DEMONSTRATIVES = frozenset("this that these those".split())
-# Quantifiers heading a partitive ("half of the ...", "30% of the ...")
-QUANTIFIERS = frozenset("half quarter third rest majority minority part most some all none many few "
-                         "several each both any number share".split())
+# Quantifiers heading a partitive ("half of the ...", "most of the ...", "30% of the ..."): the
+# determiner quantifiers and the fractional numerals, closed classes (a noun heading one, "the
+# majority of", "the rest of", is an open class: its phrase is read as any noun phrase is)
+QUANTIFIERS = frozenset("half quarter third most some all none many few several each both any".split())
 # Forms of "be", and the auxiliary and modal verbs (a tense or mood, not a fact's verb)
 BE = frozenset("is are was were be been being am 's 're".split())
 AUXILIARIES = frozenset("""am is are was were be been being have has had do does did will would
