@@ -83,7 +83,7 @@ def test_after_a_restart_a_torn_index_is_rebuilt_and_every_write_is_searchable(i
     for name in ("docs.arrow", "terms.arrow", "files.arrow"):
         (gen / name).write_bytes(b"")
     (gen.parent / "CURRENT").write_bytes(b"")
-    for name in ("watermark.json", "indexed_paths.json", "changes.jsonl"):
+    for name in ("watermark.json", "indexed_paths.jsonl", "changes.jsonl"):
         (lay.index_dir / name).write_bytes(b"")
     keyword._OPEN.clear()  # a new process, after the restart
     boot.write_text("boot-two\n")

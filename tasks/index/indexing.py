@@ -538,9 +538,9 @@ def after_crash(lay: Layout, settings: Settings) -> None:
         log.warning("the machine restarted since index files were last written without fsync: "
                     "the index is rebuilt from the files")
         atomic_write_text(lay.index_dir / REINDEXING, pipeline_version(settings))
-        from memflow.tasks.index.freshness import NAMED
+        from memflow.tasks.index.freshness import NAMED, OLD_NAMED
 
-        for name in (WATERMARK, NAMED, JOURNAL):  # bookkeeping the rebuild writes anew: maybe torn
+        for name in (WATERMARK, NAMED, OLD_NAMED, JOURNAL):  # bookkeeping the rebuild writes anew: maybe torn
             (lay.index_dir / name).unlink(missing_ok=True)
         durability.recovered(lay.index_dir)
     durability.begin(lay.index_dir)
