@@ -18,11 +18,12 @@ disappear either: a build keeps the previous generation, and removes older ones 
 were superseded `GRACE_SECONDS` ago; a reader that still loses its generation mid-open (a slow
 open across two publishes) opens the new current one instead, once.
 
-A small change is published as a *delta* generation (stores.segments): the changed files' rows
-beside the main segment of an earlier generation (its `base`), which it names in meta.json and
-never copies. Scores merge both segments' statistics at query time, so they equal a full
-rebuild's. A base is kept while any generation that may still be read names it, under the
-same grace rule; a full build (compaction) publishes a main segment again.
+A small change is published as a *delta* generation (stores.segments): a manifest naming the
+main segment of an earlier generation (its `base`) and the delta segments (`seg-*/`, each
+written once, merged in levels) holding the changed files' rows; neither is copied. Scores
+merge the segments' statistics at query time, so they equal a full rebuild's. A base and a
+delta segment are kept while any generation that may still be read names them, under the same
+grace rule; a full build (compaction) publishes a main segment again.
 """
 
 from __future__ import annotations
@@ -86,12 +87,15 @@ class KeywordIndex:
     alive: np.ndarray | None = None  # with a delta: False for main rows a delta replaced
     delta_vectors: np.ndarray | None = None  # with a delta and vectors: the delta rows' vectors
     main: "KeywordIndex | None" = None  # with a delta: the base's main segment (reused when re-read)
-    # with a delta: main link/file row -> its row here (-1: a delta replaced it), so link
+    # with a delta: link/file row -> itself, or -1 when a later segment replaced it, so link
     # expansion reuses the main segment's maps instead of rebuilding them for every delta.
-    # `links`/`files` then hold main's rows whole (replaced ones too), the delta's after them:
+    # `links`/`files` then hold every segment's rows whole (replaced ones too), main's first:
     # read them by `rowmaps.live_rows`, or whole by `live_links`/`live_files`.
     link_new: np.ndarray | None = None
     file_new: np.ndarray | None = None
+    segments: tuple = ()  # with a delta: its delta segments (stores.segments), oldest first
+    starts: dict | None = None  # with a delta: table -> the row where each delta segment starts
+    keeps: dict | None = None  # with a delta: table -> per part (main, segments) its live rows
 
     @property
     def vector_model(self) -> str | None:
@@ -107,14 +111,13 @@ class KeywordIndex:
         return self.main.generation if self.main is not None else self.generation
 
     def row_of(self, chunk_id: str) -> int | None:
-        if self.main is not None:  # a delta: its own rows, else the main segment's live ones
-            if self._rows is None:
-                tail = self.docs.slice(self.main.size).column("id").to_pylist()
-                self._rows = {cid: n for n, cid in enumerate(tail, self.main.size)}
-            found = self._rows.get(chunk_id)
-            if found is None and (found := self.main.row_of(chunk_id)) is not None and not self.alive[found]:
-                return None
-            return found
+        if self.main is not None:  # a delta: the newest segment's live row, else main's
+            for segment, start in zip(reversed(self.segments), reversed(self.starts["docs"])):
+                found = segment.row_of(chunk_id)
+                if found is not None and self.alive[start + found]:
+                    return int(start + found)
+            found = self.main.row_of(chunk_id)
+            return found if found is not None and self.alive[found] else None
         if self._rows is None:
             ids = self.docs.column("id").to_pylist()
             self._rows = {cid: n for n, cid in enumerate(ids)}
@@ -140,8 +143,7 @@ class KeywordIndex:
     def _live(table: pa.Table | None, new: np.ndarray | None) -> pa.Table | None:
         if table is None or new is None:
             return table
-        keep = np.concatenate([new >= 0, np.ones(table.num_rows - len(new), dtype=bool)])
-        return table.filter(pa.array(keep))
+        return table.filter(pa.array(new >= 0))
 
     def file_info(self, paths: list[str], columns: tuple[str, ...] = ("name", "description", "kind")) -> dict[str, dict]:
         """path and `columns` (name, description and kind unless told) of the indexed files
@@ -252,7 +254,8 @@ def save_vectors(gen: Path, vectors: np.ndarray, has_vector: np.ndarray) -> None
 
 
 def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bool = False) -> Path:
-    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations.
+    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations
+    and the delta segments no generation left names.
     `durable`: `gen`'s files reach the disk before CURRENT names it (a delta whose rows the
     tables have not taken yet: after a power loss CURRENT must not name a torn generation).
     `lazy`: nothing is fsynced, CURRENT neither (ground.durability: this boot's index writes
@@ -263,7 +266,27 @@ def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bo
     atomic_write_text(folder / "CURRENT", gen.name, durable=not lazy)
     for old in expired_generations(folder, int(gen.name[4:]), time.time()):
         shutil.rmtree(old, ignore_errors=True)
+    drop_unnamed_segments(folder)
     return gen
+
+
+SEGMENT_PREFIX = "seg-"  # a delta segment's folder (stores.segments)
+
+
+def drop_unnamed_segments(folder: Path) -> None:
+    """Remove the delta segments no generation names (merged away, a dropped generation's, or
+    left by a writer that died before publishing). The caller holds the workspace lock: no
+    segment is being written."""
+    named: set[str] = set()
+    for gen in folder.glob("gen-*"):
+        try:
+            meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:  # a build under way (not ours: we hold the lock) or dying
+            continue
+        named.update(name for name, _level in meta.get("segments", []))
+    for old in folder.glob(f"{SEGMENT_PREFIX}*"):
+        if old.name not in named:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def base_of(gen: Path) -> str | None:
@@ -282,6 +305,7 @@ def drop_old_generations(folder: Path) -> None:
     for old in folder.glob("gen-*"):
         if gen is not None and old.name not in keep:
             shutil.rmtree(old, ignore_errors=True)
+    drop_unnamed_segments(folder)
 
 
 def expired_generations(folder: Path, current: int, now: float,
@@ -315,16 +339,12 @@ def layer_counts(folder: Path) -> dict[str, int]:
 
 
 def _layers(gen: Path) -> list[str]:
-    if not (gen / "docs.arrow").exists():
-        return []
-    docs = _read_arrow(gen / "docs.arrow")
     base = base_of(gen)
     if base is None:
-        return docs.column("layer").to_pylist()
-    main = _read_arrow(gen.parent / base / "docs.arrow")
-    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
-    live = pc.invert(pc.is_in(main.column("path"), value_set=pa.array(removed, pa.string())))
-    return main.filter(live).column("layer").to_pylist() + docs.column("layer").to_pylist()
+        return _read_arrow(gen / "docs.arrow").column("layer").to_pylist() if (gen / "docs.arrow").exists() else []
+    from memflow.tasks.stores import segments
+
+    return segments.delta_layers(gen, _read_arrow(gen.parent / base / "docs.arrow"))
 
 
 def load(folder: Path, previous: KeywordIndex | None = None) -> KeywordIndex | None:
@@ -359,8 +379,10 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
     if meta.get("base"):
         main = (previous.main or previous) if previous is not None else None
         if main is None or main.generation != meta["base"]:
-            main = _load_generation(gen.parent / meta["base"])
-        return load_delta(gen, meta, main)
+            main, previous = _load_generation(gen.parent / meta["base"]), None
+        from memflow.tasks.stores import segments  # it imports this module
+
+        return segments.load_delta(gen, meta, main, previous)
     docs = _read_arrow(gen / "docs.arrow")
     retriever = Postings.read(gen / "bm25") if (gen / "bm25").is_dir() else None
     vectors = has_vector = None
@@ -377,44 +399,6 @@ def same_schema(table: pa.Table, like: pa.Table) -> pa.Table:
 
 def rows_not_in(table: pa.Table, column: str, values: list[str]) -> pa.Table:
     return table.filter(pc.invert(pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))))
-
-
-def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
-    """The index a delta generation names: `main` (its base, read or reused) plus the delta."""
-    read = _read_arrow
-    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
-    docs = same_schema(read(gen / "docs.arrow"), main.docs)
-    delta_terms = read(gen / "terms.arrow")
-    terms = delta_terms.column("terms")
-    alive = rowmaps.keep_mask(main, "docs", "path", removed)  # by path groups: no scan of main
-    parts = bm25_parts(terms)
-    postings = MergedPostings(main.retriever, main.size, alive, parts,
-                              merged_counted(main, delta_terms))
-    link_keep, file_keep = rowmaps.keep_mask(main, "links", "source", removed), rowmaps.keep_mask(main, "files", "path", removed)
-    # main's rows whole (no copy of its ~8 links per file), the replaced ones masked by link_new/file_new
-    links = pa.concat_tables([main.links, same_schema(read(gen / "links.arrow"), main.links)])
-    files = pa.concat_tables([main.files, same_schema(read(gen / "files.arrow"), main.files)])
-    vectors = has_vector = None
-    if main.vectors is not None and (gen / "vectors.npy").exists():
-        vectors = np.load(gen / "vectors.npy")
-        has_vector = np.concatenate([main.has_vector, np.load(gen / "has_vector.npy")])
-    return KeywordIndex(postings, pa.concat_tables([main.docs, docs]), meta, main.vectors, has_vector,
-                        links, files, generation=gen.name,
-                        alive=np.concatenate([alive, np.ones(docs.num_rows, dtype=bool)]),
-                        main=main, delta_vectors=vectors,
-                        link_new=np.where(link_keep, np.arange(len(link_keep)), -1),
-                        file_new=np.where(file_keep, np.arange(len(file_keep)), -1))
-
-
-def merged_counted(main: KeywordIndex, delta_terms: pa.Table) -> np.ndarray | None:
-    """Which rows of main + delta make the BM25 statistics (None: all)."""
-    ours = main.retriever.counted if main.retriever is not None else None
-    theirs = (delta_terms.column("counted").to_numpy(zero_copy_only=False)
-              if "counted" in delta_terms.column_names else None)
-    if ours is None and theirs is None:
-        return None
-    return np.concatenate([ours if ours is not None else np.ones(main.size, dtype=bool),
-                           theirs if theirs is not None else np.ones(delta_terms.num_rows, dtype=bool)])
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
