@@ -29,6 +29,7 @@ grace rule; a full build (compaction) publishes a main segment again.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -239,8 +240,7 @@ def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray | None
 def new_generation(folder: Path) -> Path:
     """A fresh, empty `gen-<n>` folder numbered after every existing one."""
     folder.mkdir(parents=True, exist_ok=True)
-    number = 1 + max((int(p.name[4:]) for p in folder.glob("gen-*") if p.name[4:].isdigit()),
-                     default=0)
+    number = 1 + max((n for n, _ in _numbered(folder)), default=0)
     gen = folder / f"gen-{number}"
     gen.mkdir()
     return gen
@@ -278,23 +278,46 @@ def drop_unnamed_segments(folder: Path) -> None:
     left by a writer that died before publishing). The caller holds the workspace lock: no
     segment is being written."""
     named: set[str] = set()
-    for gen in folder.glob("gen-*"):
-        try:
-            meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
-        except FileNotFoundError:  # a build under way (not ours: we hold the lock) or dying
-            continue
-        named.update(name for name, _level in meta.get("segments", []))
-    for old in folder.glob(f"{SEGMENT_PREFIX}*"):
-        if old.name not in named:
-            shutil.rmtree(old, ignore_errors=True)
+    names = os.listdir(folder)
+    for name in names:
+        if name.startswith("gen-"):  # (one without meta.json: a build under way, not ours, or dying)
+            named.update(segment for segment, _level in (_meta(folder / name) or {}).get("segments", []))
+    for name in names:
+        if name.startswith(SEGMENT_PREFIX) and name not in named:
+            shutil.rmtree(folder / name, ignore_errors=True)
+
+
+_METAS: dict[Path, tuple] = {}  # meta.json -> (its identity, its content): written once per generation
+
+
+def _meta(gen: Path) -> dict | None:
+    """A generation's meta.json (None: not published, or being removed), parsed once per
+    process while the file stays the same one (a publish writes it once; the stat is what a
+    write pays for each generation kept in the grace period, not a read and a parse)."""
+    path = gen / "meta.json"
+    try:
+        st = os.stat(path)
+        identity = (st.st_ino, st.st_mtime_ns, st.st_size)
+        known = _METAS.get(path)
+        if known is not None and known[0] == identity:
+            return known[1]
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):  # unpublished, or being removed
+        return None
+    if len(_METAS) > 4096:
+        _METAS.clear()
+    _METAS[path] = (identity, meta)
+    return meta
+
+
+def _numbered(folder: Path) -> list[tuple[int, str]]:
+    """(number, name) of every `gen-<n>` folder (a listing, no Path per entry)."""
+    return [(int(name[4:]), name) for name in os.listdir(folder) if name.startswith("gen-") and name[4:].isdigit()]
 
 
 def base_of(gen: Path) -> str | None:
     """The generation whose main segment a delta generation searches (None: a main segment)."""
-    try:
-        return json.loads((gen / "meta.json").read_text(encoding="utf-8")).get("base")
-    except (FileNotFoundError, json.JSONDecodeError):  # unpublished, or being removed
-        return None
+    return (_meta(gen) or {}).get("base")
 
 
 def drop_old_generations(folder: Path) -> None:
@@ -314,8 +337,7 @@ def expired_generations(folder: Path, current: int, now: float,
     CURRENT before the swap may still be opening) and superseded more than `grace` seconds ago
     (the time the next generation's meta.json was written, just before it was published). The
     base of a generation that is kept is kept too."""
-    numbered = sorted((int(p.name[4:]), p) for p in folder.glob("gen-*")
-                      if p.name[4:].isdigit() and int(p.name[4:]) <= current)
+    numbered = sorted((n, folder / name) for n, name in _numbered(folder) if n <= current)
     expired = []
     for (_, gen), (_, successor) in zip(numbered[:-2], numbered[1:-1]):
         try:
@@ -324,7 +346,8 @@ def expired_generations(folder: Path, current: int, now: float,
             superseded = successor.stat().st_mtime
         if now - superseded > grace:
             expired.append(gen)
-    kept = [gen for _, gen in numbered if gen not in expired]
+    gone = set(expired)
+    kept = [gen for _, gen in numbered if gen not in gone]
     needed = {base_of(gen) for gen in kept}
     return [gen for gen in expired if gen.name not in needed]
 

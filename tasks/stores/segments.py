@@ -89,14 +89,15 @@ class DeltaSegment:
         return self._ids.get(chunk_id)
 
 
-_READ: dict[Path, DeltaSegment] = {}  # segment folder -> as read (a name is never reused)
+_READ: dict[Path, dict[str, DeltaSegment]] = {}  # keyword folder -> segment name -> as read (never reused)
 
 
 def open_segment(path: Path, like: KeywordIndex | None = None) -> DeltaSegment:
     """The delta segment in `path`, read once per process (tables cast to `like`'s schemas)."""
-    found = _READ.get(path)
+    held = _READ.setdefault(path.parent, {})
+    found = held.get(path.name)
     if found is None:
-        found = _READ[path] = _read_segment(path, like)
+        found = held[path.name] = _read_segment(path, like)
     return found
 
 
@@ -118,8 +119,9 @@ def _read_segment(path: Path, like: KeywordIndex | None) -> DeltaSegment:
 
 def forget_read(folder: Path, keep: set[str]) -> None:
     """Drop this process's reads of `folder`'s segments that are not in `keep`."""
-    for path in [p for p in _READ if p.parent == folder and p.name not in keep]:
-        del _READ[path]
+    held = _READ.get(folder, {})
+    for name in held.keys() - keep:
+        del held[name]
 
 
 def write_segment(folder: Path, level: int, docs: pa.Table, terms: pa.Array, counted: np.ndarray,
@@ -304,8 +306,8 @@ def generation_segments(gen: Path) -> list[DeltaSegment]:
     meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
     if meta.get("base") and "segments" not in meta:
         raise keyword.SnapshotOutdated(f"the delta generation {gen} was written by an older version")
-    return [_READ.get(gen.parent / name) or _read_segment(gen.parent / name, None)
-            for name, _level in meta.get("segments", [])]
+    held = _READ.get(gen.parent, {})
+    return [held.get(name) or _read_segment(gen.parent / name, None) for name, _level in meta.get("segments", [])]
 
 
 TABLES_LEVEL = "tables-level"  # in a `tables_behind` delta generation once the tables took its rows
