@@ -81,9 +81,12 @@ def test_a_reader_reads_only_the_segments_new_since(tmp_path):
     for n in range(segments.MERGE_FAN - 2):
         index = write(folder, index, rng, words, state, f"daily/f{n}.md")
     before = index.segments
-    index = write(folder, index, rng, words, state, "daily/new.md")  # no merge yet
+    index = write(folder, index, rng, words, state, "daily/f0.md")  # no merge yet (f0 again)
     assert len(index.segments) == len(before) + 1
     assert all(a is b for a, b in zip(index.segments, before))  # the same objects: not read again
+    older = sorted(folder.glob("gen-*"), key=lambda g: int(g.name[4:]))[-2]
+    # an older generation read after a newer one: the newer one's masks are not the older's
+    assert np.array_equal(keyword._load_generation(older, index).alive, keyword._load_generation(older).alive)
     index = write(folder, index, rng, words, state, "daily/f9.md")  # the merge: one new segment
     assert len(index.segments) == 1 and index.segments[0].level == 1
 

@@ -271,7 +271,9 @@ def _keeps(main: KeywordIndex, segs: list[DeltaSegment], previous: KeywordIndex 
         old = previous.segments
         while common < min(len(old), len(segs)) and old[common].name == segs[common].name:
             common += 1
-        if {s.name for s in old[common:]} & {s.name for s in segs}:
+        gone, new = old[common:], segs[common:]
+        covered = set().union(*(s.removed for s in gone)) <= set().union(*(s.removed for s in new))
+        if {s.name for s in gone} & {s.name for s in new} or not covered:  # not merged into the new ones
             previous, common = None, 0
     else:
         previous = None
