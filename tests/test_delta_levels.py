@@ -108,7 +108,7 @@ def test_a_segment_left_by_a_writer_that_died_is_never_read_and_is_removed(tmp_p
     monkeypatch.undo()
     orphan = [p for p in folder.glob(f"{segments.PREFIX}*") if p.name not in {s.name for s in index.segments}]
     assert len(orphan) == 1
-    (orphan[0] / "docs.arrow").write_bytes(b"torn")  # and torn, as a crash mid-write leaves it
+    (orphan[0] / "rows.arrow").write_bytes(b"torn")  # and torn, as a crash mid-write leaves it
     keyword._OPEN.clear()
     segments._READ.clear()  # a new process
     assert keyword.current_dir(folder) == published

@@ -81,7 +81,7 @@ def test_after_a_restart_a_torn_index_is_rebuilt_and_every_write_is_searchable(i
     gen = keyword.current_dir(indexing.keyword_dir(lay, indexed))
     assert keyword.base_of(gen) is not None  # the writes' delta
     for segment in gen.parent.glob("seg-*"):  # its delta segments
-        for name in ("docs.arrow", "terms.arrow", "files.arrow"):
+        for name in ("rows.arrow", "links.arrow", "files.arrow"):
             (segment / name).write_bytes(b"")
     (gen / "meta.json").write_bytes(b"")
     (gen.parent / "CURRENT").write_bytes(b"")

@@ -247,10 +247,14 @@ def new_generation(folder: Path) -> Path:
 
 
 def save_vectors(gen: Path, vectors: np.ndarray, has_vector: np.ndarray) -> None:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    np.save(gen / "vectors.npy", np.divide(vectors, norms, out=np.zeros_like(vectors),
-                                           where=norms > 0).astype(np.float32))
+    np.save(gen / "vectors.npy", unit_rows(vectors))
     np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """`vectors` scaled to unit rows (a zero row stays zero), float32."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0).astype(np.float32)
 
 
 def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bool = False) -> Path:

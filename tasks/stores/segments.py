@@ -2,8 +2,8 @@
 cost that does not grow with the changes made before it.
 
 Each small change is written once as its own immutable delta segment (`seg-<random>/` beside the
-generations: the changed files' `docs.arrow`, their cached `terms.arrow`, links, files, vectors,
-and `removed.json`, the paths whose rows in everything older it replaces). A delta generation
+generations: the changed files' rows with their cached terms (`rows.arrow`), links, files,
+vectors, and in meta.json its level and the paths whose rows in everything older it replaces). A delta generation
 is then only a manifest: its meta.json names its base (a main segment) and its delta segments
 in order, oldest first. Segments are merged in levels (LSM, size-tiered): a new segment is
 level 0, and whenever the last `MERGE_FAN` segments have one level they are merged into one of
@@ -104,17 +104,22 @@ def open_segment(path: Path, like: KeywordIndex | None = None) -> DeltaSegment:
 def _read_segment(path: Path, like: KeywordIndex | None) -> DeltaSegment:
     read = keyword._read_arrow
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    terms = read(path / "terms.arrow")
-    docs, links, files = read(path / "docs.arrow"), read(path / "links.arrow"), read(path / "files.arrow")
-    if like is not None:
-        docs, links, files = (keyword.same_schema(docs, like.docs), keyword.same_schema(links, like.links),
-                              keyword.same_schema(files, like.files))
     vectors = has = None
     if (path / "vectors.npy").exists():
         vectors, has = np.load(path / "vectors.npy"), np.load(path / "has_vector.npy")
-    return DeltaSegment(path.name, int(meta["level"]), docs, terms.column("terms").combine_chunks(),
-                        terms.column("counted").to_numpy(zero_copy_only=False).astype(bool), links, files,
-                        json.loads((path / "removed.json").read_text(encoding="utf-8")), vectors, has)
+    return _segment(path.name, meta, read(path / "rows.arrow"), read(path / "links.arrow"),
+                    read(path / "files.arrow"), vectors, has, like)
+
+
+def _segment(name: str, meta: dict, rows: pa.Table, links: pa.Table, files: pa.Table,
+             vectors: np.ndarray | None, has: np.ndarray | None, like: KeywordIndex | None) -> DeltaSegment:
+    docs = rows.select(keyword.DOC_COLUMNS)
+    if like is not None:
+        docs, links, files = (keyword.same_schema(docs, like.docs), keyword.same_schema(links, like.links),
+                              keyword.same_schema(files, like.files))
+    return DeltaSegment(name, int(meta["level"]), docs, rows.column("terms").combine_chunks(),
+                        rows.column("counted").to_numpy(zero_copy_only=False).astype(bool), links, files,
+                        meta["removed"], vectors, has)
 
 
 def forget_read(folder: Path, keep: set[str]) -> None:
@@ -125,25 +130,30 @@ def forget_read(folder: Path, keep: set[str]) -> None:
 
 
 def write_segment(folder: Path, level: int, docs: pa.Table, terms: pa.Array, counted: np.ndarray,
-                  links: pa.Table, files: pa.Table, removed: list[str], vectors: np.ndarray | None = None,
-                  has_vector: np.ndarray | None = None, normalise: bool = True) -> Path:
-    """Write a new delta segment (named by no generation until one is published naming it)."""
+                  links: pa.Table, files: pa.Table, removed: list[str], like: KeywordIndex,
+                  vectors: np.ndarray | None = None, has_vector: np.ndarray | None = None,
+                  normalise: bool = True) -> DeltaSegment:
+    """Write a new delta segment (named by no generation until one is published naming it):
+    its rows with their terms (`rows.arrow`), links, files, vectors and, last, meta.json (its
+    level and the paths it replaces); returns it as a read of it gives it (kept as read)."""
     path = folder / f"{PREFIX}{uuid.uuid4().hex[:16]}"
     path.mkdir(parents=True)
-    keyword._write_arrow(path / "docs.arrow", docs.select(keyword.DOC_COLUMNS))
-    keyword._write_arrow(path / "terms.arrow", pa.table({"terms": pa.array(terms, pa.list_(pa.string())),
-                                                         "counted": pa.array(counted, pa.bool_())}))
-    keyword._write_arrow(path / "links.arrow", links.select(keyword.LINK_COLUMNS))
-    keyword._write_arrow(path / "files.arrow", files.select(keyword.FILE_COLUMNS))
-    (path / "removed.json").write_text(json.dumps(removed), encoding="utf-8")
-    if vectors is not None:
-        if normalise:
-            keyword.save_vectors(path, vectors, has_vector)
-        else:  # unit rows already (a merge): saved as they are, bit for bit
-            np.save(path / "vectors.npy", np.asarray(vectors, dtype=np.float32))
-            np.save(path / "has_vector.npy", np.asarray(has_vector, dtype=bool))
-    (path / "meta.json").write_text(json.dumps({"level": level, "rows": docs.num_rows}), encoding="utf-8")
-    return path
+    rows = docs.select(keyword.DOC_COLUMNS).append_column("terms", pa.array(terms, pa.list_(pa.string())))
+    rows = rows.append_column("counted", pa.array(counted, pa.bool_())).combine_chunks()
+    links, files = links.select(keyword.LINK_COLUMNS).combine_chunks(), files.select(keyword.FILE_COLUMNS).combine_chunks()
+    keyword._write_arrow(path / "rows.arrow", rows)
+    keyword._write_arrow(path / "links.arrow", links)
+    keyword._write_arrow(path / "files.arrow", files)
+    if vectors is not None:  # unit rows (a merge's are already: saved as they are, bit for bit)
+        vectors = keyword.unit_rows(vectors) if normalise else np.asarray(vectors, dtype=np.float32)
+        has_vector = np.asarray(has_vector, dtype=bool)
+        np.save(path / "vectors.npy", vectors)
+        np.save(path / "has_vector.npy", has_vector)
+    meta = {"level": level, "rows": docs.num_rows, "removed": removed}
+    (path / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    segment = _segment(path.name, meta, rows, links, files, vectors, has_vector, like)
+    _READ.setdefault(folder, {})[path.name] = segment
+    return segment
 
 
 def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa.Table,
@@ -167,12 +177,14 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         if gen_of_current is None or gen_of_current.name != current.generation:
             raise RuntimeError(f"the search snapshot in {folder} changed under a delta update")
     with_vectors = vectors is not None and main.vectors is not None
-    written = [write_segment(folder, 0, docs, terms, counted, links, files, sorted(paths),
+    if with_vectors:
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, main.vectors.shape[1])
+    written = [write_segment(folder, 0, docs, terms, counted, links, files, sorted(paths), main,
                              vectors if with_vectors else None, has_vector)]
-    held = [*current.segments, open_segment(written[0], main)]
+    held = [*current.segments, written[0]]
     while len(held) >= MERGE_FAN and len({s.level for s in held[-MERGE_FAN:]}) == 1:
-        written.append(merge(folder, held[-MERGE_FAN:]))
-        held[-MERGE_FAN:] = [open_segment(written[-1], main)]
+        written.append(merge(folder, held[-MERGE_FAN:], main))
+        held[-MERGE_FAN:] = [written[-1]]
     replaced = rowmaps.live_rows(current, "docs", "path", sorted(paths))
     live = (int(current.alive.sum()) if current.alive is not None else current.size) - len(replaced) + docs.num_rows
     meta = {**main.meta, "base": main.generation, "segments": [[s.name, s.level] for s in held],
@@ -186,17 +198,17 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         meta["vectors"] = {**meta["vectors"], "rows": rows}
     durable = bool(meta.get("tables_behind")) and not lazy
     if durable:  # the segments reach the disk before a generation names them
-        for path in written:
-            fsync_tree(path)
+        for segment in written:
+            fsync_tree(folder / segment.name)
     gen = keyword.new_generation(folder)
     return keyword.publish(folder, gen, meta, durable=durable, lazy=lazy)
 
 
-def merge(folder: Path, run: list[DeltaSegment]) -> Path:
+def merge(folder: Path, run: list[DeltaSegment], like: KeywordIndex) -> DeltaSegment:
     """One segment of the next level holding the live rows of `run` (consecutive segments,
     oldest first) and replacing what any of them replaced."""
     removed, docs, terms, counted, links, files, vectors, has = live_union(run)
-    return write_segment(folder, run[0].level + 1, docs, terms, counted, links, files, removed,
+    return write_segment(folder, run[0].level + 1, docs, terms, counted, links, files, removed, like,
                          vectors, has, normalise=False)
 
 
