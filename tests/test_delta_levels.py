@@ -151,3 +151,42 @@ def test_many_writes_through_index_paths_equal_a_reindex(settings, lay, tmp_path
     compacted = keyword.current(indexing.keyword_dir(lay, settings))
     assert compacted.main is None and not compacted.segments
     assert scores(settings, queries) == scores(oracle, queries)
+
+
+def test_vectors_are_carried_through_merged_segments(tmp_path):
+    """Each row keeps its own vector through every merge: the nearest rows by vector are those
+    a brute-force pass over the live rows' vectors finds, with the same similarities."""
+    rng = random.Random(23)
+    gen = np.random.default_rng(23)
+    words = vocabulary(rng, 80)
+    state = {f"daily/f{n}.md": file_rows(rng, f"daily/f{n}.md", words) for n in range(40)}
+    vector = {}  # chunk id -> its vector
+
+    def vectors_of(rows):
+        for row in rows:
+            vector[row["id"]] = gen.standard_normal(8).astype(np.float32)
+        return np.array([vector[r["id"]] for r in rows], dtype=np.float32).reshape(-1, 8)
+
+    folder = tmp_path / "kw"
+    every = [r for rows in state.values() for r in rows]
+    docs, terms, links, files = tables(every)
+    keyword.build(folder, docs, terms, {"tokenizer": "t", "vectors": {"model": "m", "dims": 8}}, links, files,
+                  vectors=vectors_of(every), has_vector=np.ones(len(every), dtype=bool))
+    index = keyword.current(folder)
+    for step in range(21):
+        path = f"daily/f{rng.randrange(50)}.md"
+        state[path] = file_rows(rng, path, words)
+        d, t, lk, fl = tables(state[path])
+        segments.publish_delta(folder, index, {path}, d, t, lk, fl, vectors=vectors_of(state[path]),
+                               has_vector=np.ones(len(state[path]), dtype=bool))
+        index = keyword.current(folder)
+    assert max(s.level for s in index.segments) >= 2 and index.delta_vectors is not None
+    query = gen.standard_normal(8).astype(np.float32)
+    live = {r["id"] for rows in state.values() for r in rows}
+    unit = {cid: v / np.linalg.norm(v) for cid, v in vector.items() if cid in live}
+    want = sorted(unit, key=lambda cid: -float(unit[cid] @ (query / np.linalg.norm(query))))[:10]
+    got = keyword.nearest(index, query, 10)
+    ids = index.docs.column("id")
+    assert [ids[row].as_py() for row, _ in got] == want
+    for row, similarity in got:
+        assert similarity == pytest.approx(float(unit[ids[row].as_py()] @ (query / np.linalg.norm(query))), rel=1e-5)
