@@ -110,13 +110,14 @@ def test_a_segment_left_by_a_writer_that_died_is_never_read_and_is_removed(tmp_p
     assert len(orphan) == 1
     (orphan[0] / "rows.arrow").write_bytes(b"torn")  # and torn, as a crash mid-write leaves it
     keyword._OPEN.clear()
+    keyword._SWEPT.clear()
     segments._READ.clear()  # a new process
     assert keyword.current_dir(folder) == published
     reader = keyword.current(folder)
     assert keyword.top_k(reader, ["zzqx"], 5) == []  # its word is nowhere
     assert reader.size == index.size
     after = write(folder, reader, rng, words, state, "daily/f3.md")
-    assert not orphan[0].exists()  # the next publish removed it
+    assert not orphan[0].exists()  # the next publish (the first of this process) removed it
     assert len(after.segments) == 2
 
 

@@ -259,7 +259,7 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bool = False) -> Path:
     """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations
-    and the delta segments no generation left names.
+    and the delta segments no generation left names (after a delta, at most once a second).
     `durable`: `gen`'s files reach the disk before CURRENT names it (a delta whose rows the
     tables have not taken yet: after a power loss CURRENT must not name a torn generation).
     `lazy`: nothing is fsynced, CURRENT neither (ground.durability: this boot's index writes
@@ -268,10 +268,20 @@ def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bo
     if durable and not lazy:
         fsync_tree(gen)
     atomic_write_text(folder / "CURRENT", gen.name, durable=not lazy)
-    for old in expired_generations(folder, int(gen.name[4:]), time.time()):
-        shutil.rmtree(old, ignore_errors=True)
-    drop_unnamed_segments(folder)
+    swept = _SWEPT.get(folder)
+    if swept is None or not meta.get("base") or time.monotonic() - swept >= SWEEP_SECONDS:
+        for old in expired_generations(folder, int(gen.name[4:]), time.time()):
+            shutil.rmtree(old, ignore_errors=True)
+        drop_unnamed_segments(folder)
+        _SWEPT[folder] = time.monotonic()
     return gen
+
+
+# A process publishing deltas back to back removes what expired at most once a second: a sweep
+# looks at every generation kept in the grace period (~10 s of writes), and a write must not
+# pay for the writes before it. A main build always sweeps.
+SWEEP_SECONDS = 1.0
+_SWEPT: dict[Path, float] = {}
 
 
 SEGMENT_PREFIX = "seg-"  # a delta segment's folder (stores.segments)
