@@ -17,7 +17,7 @@ from test_index_paths import note, scores, word
 
 from memflow.tasks.ground.workspace import layout
 from memflow.tasks.index import index_paths, indexing, run_index
-from memflow.tasks.stores import keyword, segments
+from memflow.tasks.stores import keyword, levels, segments
 
 
 def built(folder, state):
@@ -111,7 +111,7 @@ def test_a_segment_left_by_a_writer_that_died_is_never_read_and_is_removed(tmp_p
     (orphan[0] / "rows.arrow").write_bytes(b"torn")  # and torn, as a crash mid-write leaves it
     keyword._OPEN.clear()
     keyword._SWEPT.clear()
-    segments._READ.clear()  # a new process
+    levels._READ.clear()  # a new process
     assert keyword.current_dir(folder) == published
     reader = keyword.current(folder)
     assert keyword.top_k(reader, ["zzqx"], 5) == []  # its word is nowhere

@@ -40,7 +40,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memflow.tasks.stores import rowmaps
+from memflow.tasks.stores import levels, rowmaps
+from memflow.tasks.stores.levels import same_schema  # noqa: F401 (segments and incremental use it here)
 from memflow.tasks.stores.files import atomic_write_text, fsync_tree
 from memflow.tasks.stores.postings import (  # noqa: F401
     B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts, save_postings)
@@ -197,8 +198,7 @@ def _write_arrow(path: Path, table: pa.Table) -> None:
         writer.write_table(table.combine_chunks(), max_chunksize=1 << 30)
 
 
-def _read_arrow(path: Path) -> pa.Table:
-    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+_read_arrow = levels.read_arrow
 
 
 def bm25_retriever(terms: pa.Array | pa.ChunkedArray, parts=None):
@@ -379,9 +379,10 @@ def _layers(gen: Path) -> list[str]:
     base = base_of(gen)
     if base is None:
         return _read_arrow(gen / "docs.arrow").column("layer").to_pylist() if (gen / "docs.arrow").exists() else []
-    from memflow.tasks.stores import segments
-
-    return segments.delta_layers(gen, _read_arrow(gen.parent / base / "docs.arrow"))
+    removed, docs, *_ = levels.live_union(levels.generation_segments(gen))
+    main = _read_arrow(gen.parent / base / "docs.arrow")
+    live = pc.invert(pc.is_in(main.column("path"), value_set=pa.array(removed, pa.string())))
+    return main.filter(live).column("layer").to_pylist() + docs.column("layer").to_pylist()
 
 
 def load(folder: Path, previous: KeywordIndex | None = None) -> KeywordIndex | None:
@@ -417,9 +418,7 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
         main = (previous.main or previous) if previous is not None else None
         if main is None or main.generation != meta["base"]:
             main, previous = _load_generation(gen.parent / meta["base"]), None
-        from memflow.tasks.stores import segments  # it imports this module
-
-        return segments.load_delta(gen, meta, main, previous)
+        return load_delta(gen, meta, main, previous)
     docs = _read_arrow(gen / "docs.arrow")
     retriever = Postings.read(gen / "bm25") if (gen / "bm25").is_dir() else None
     vectors = has_vector = None
@@ -430,12 +429,37 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
     return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files, generation=gen.name)
 
 
-def same_schema(table: pa.Table, like: pa.Table) -> pa.Table:
-    return table.select(like.column_names).cast(like.schema)
-
-
 def rows_not_in(table: pa.Table, column: str, values: list[str]) -> pa.Table:
     return table.filter(pc.invert(pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))))
+
+
+def load_delta(gen: Path, meta: dict, main: KeywordIndex, previous: KeywordIndex | None = None) -> KeywordIndex:
+    """The index a delta generation names: `main` (its base, read or reused) plus its delta
+    segments, each read once per process; `previous` (an index read before on the same base)
+    lends its masks of replaced rows, so only the segments new since are looked up."""
+    if "segments" not in meta:
+        raise SnapshotOutdated(f"the delta generation {gen} was written by an older version")
+    segs = [levels.open_segment(gen.parent / name, main) for name, _level in meta["segments"]]
+    levels.forget_read(gen.parent, {s.name for s in segs})
+    keeps = levels.replaced_masks(main, segs, previous)
+    alive = np.concatenate(keeps["docs"])
+    starts = {table: list(np.cumsum([getattr(main, table).num_rows] + [getattr(s, table).num_rows for s in segs])[:-1])
+              for table, _ in levels.KEYED}
+    postings = MergedPostings(main.retriever, main.size, alive,
+                              [(int(start), *s.parts()) for s, start in zip(segs, starts["docs"])],
+                              levels.merged_counted(main, segs))
+    link_keep, file_keep = np.concatenate(keeps["links"]), np.concatenate(keeps["files"])
+    delta_vectors, has_vector = None, None
+    if main.vectors is not None and all(s.vectors is not None for s in segs):
+        delta_vectors = np.concatenate([s.vectors for s in segs])
+        has_vector = np.concatenate([main.has_vector, *(s.has_vector for s in segs)])
+    return KeywordIndex(postings, pa.concat_tables([main.docs, *(s.docs for s in segs)]), meta, main.vectors,
+                        has_vector, pa.concat_tables([main.links, *(s.links for s in segs)]),
+                        pa.concat_tables([main.files, *(s.files for s in segs)]), generation=gen.name,
+                        alive=alive, main=main, delta_vectors=delta_vectors,
+                        link_new=np.where(link_keep, np.arange(len(link_keep)), -1),
+                        file_new=np.where(file_keep, np.arange(len(file_keep)), -1),
+                        segments=tuple(segs), starts=starts, keeps=keeps)
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:
