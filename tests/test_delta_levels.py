@@ -191,3 +191,29 @@ def test_vectors_are_carried_through_merged_segments(tmp_path):
     assert [ids[row].as_py() for row, _ in got] == want
     for row, similarity in got:
         assert similarity == pytest.approx(float(unit[ids[row].as_py()] @ (query / np.linalg.norm(query))), rel=1e-5)
+
+
+def test_files_indexed_by_name_are_appended_a_line_per_write(settings, lay):
+    """The named files are a line per indexing call, not a file rewritten whole per write; a
+    line still being appended (no newline yet) is read once it is complete; a full run empties
+    them."""
+    from memflow.tasks.index import freshness
+
+    day = lay.root / "daily/2026-03-01"
+    day.mkdir(parents=True, exist_ok=True)
+    (day / "a.md").write_text("# A\n\n- alpha\n", encoding="utf-8")
+    run_index(settings)
+    for name in ("b.md", "c.md"):
+        (day / name).write_text(f"# {name}\n\n- beta\n", encoding="utf-8")
+        index_paths(settings, [f"daily/2026-03-01/{name}"])
+    named = lay.index_dir / freshness.NAMED
+    assert len(named.read_text(encoding="utf-8").splitlines()) == 2
+    assert set(freshness.named_paths(lay, {})) == {"daily/2026-03-01/b.md", "daily/2026-03-01/c.md"}
+    with named.open("a", encoding="utf-8") as handle:
+        handle.write('{"daily/2026-03-01/d.md": 5')  # an append under way
+    assert "daily/2026-03-01/d.md" not in freshness.named_paths(lay, {})
+    with named.open("a", encoding="utf-8") as handle:
+        handle.write("}\n")
+    assert freshness.named_paths(lay, {})["daily/2026-03-01/d.md"] == 5
+    run_index(settings, delta=False)  # a full run: nothing indexed by name since
+    assert freshness.named_paths(lay, {}) == {}
