@@ -190,7 +190,8 @@ def note_indexed(lay: Layout, indexed: dict[str, int], added: int, deleted: int,
         mark["journal_at"] = size
     durable = not durability.lazy(lay.index_dir)  # derived: a crash that loses them rebuilds
     # before the mark that may move past the journal
-    append_line(lay.index_dir / NAMED, json.dumps({**(carried or {}), **indexed}, ensure_ascii=False), durable)
+    line = json.dumps({**(carried or {}), **indexed}, ensure_ascii=False)
+    append_line(lay.index_dir / NAMED, line, durable)
     atomic_write_json(path, mark, durable)
 
 

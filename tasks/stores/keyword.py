@@ -326,7 +326,8 @@ def _meta(gen: Path) -> dict | None:
 
 def _numbered(folder: Path) -> list[tuple[int, str]]:
     """(number, name) of every `gen-<n>` folder (a listing, no Path per entry)."""
-    return [(int(name[4:]), name) for name in os.listdir(folder) if name.startswith("gen-") and name[4:].isdigit()]
+    return [(int(name[4:]), name) for name in os.listdir(folder)
+            if name.startswith("gen-") and name[4:].isdigit()]
 
 
 def base_of(gen: Path) -> str | None:
@@ -378,7 +379,8 @@ def layer_counts(folder: Path) -> dict[str, int]:
 def _layers(gen: Path) -> list[str]:
     base = base_of(gen)
     if base is None:
-        return _read_arrow(gen / "docs.arrow").column("layer").to_pylist() if (gen / "docs.arrow").exists() else []
+        found = gen / "docs.arrow"
+        return _read_arrow(found).column("layer").to_pylist() if found.exists() else []
     removed, docs, *_ = levels.live_union(levels.generation_segments(gen))
     main = _read_arrow(gen.parent / base / "docs.arrow")
     live = pc.invert(pc.is_in(main.column("path"), value_set=pa.array(removed, pa.string())))
@@ -433,7 +435,8 @@ def rows_not_in(table: pa.Table, column: str, values: list[str]) -> pa.Table:
     return table.filter(pc.invert(pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))))
 
 
-def load_delta(gen: Path, meta: dict, main: KeywordIndex, previous: KeywordIndex | None = None) -> KeywordIndex:
+def load_delta(gen: Path, meta: dict, main: KeywordIndex,
+               previous: KeywordIndex | None = None) -> KeywordIndex:
     """The index a delta generation names: `main` (its base, read or reused) plus its delta
     segments, each read once per process; `previous` (an index read before on the same base)
     lends its masks of replaced rows, so only the segments new since are looked up."""
@@ -443,7 +446,7 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex, previous: KeywordIndex
     levels.forget_read(gen.parent, {s.name for s in segs})
     keeps = levels.replaced_masks(main, segs, previous)
     alive = np.concatenate(keeps["docs"])
-    starts = {table: list(np.cumsum([getattr(main, table).num_rows] + [getattr(s, table).num_rows for s in segs])[:-1])
+    starts = {table: np.cumsum([getattr(main, table).num_rows] + [getattr(s, table).num_rows for s in segs])[:-1]
               for table, _ in levels.KEYED}
     postings = MergedPostings(main.retriever, main.size, alive,
                               [(int(start), *s.parts()) for s, start in zip(segs, starts["docs"])],

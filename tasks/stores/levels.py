@@ -92,7 +92,8 @@ def segment_of(name: str, meta: dict, rows: pa.Table, links: pa.Table, files: pa
              vectors: np.ndarray | None, has: np.ndarray | None, like: KeywordIndex | None) -> DeltaSegment:
     docs = rows.drop_columns(EXTRA)
     if like is not None:
-        docs, links, files = same_schema(docs, like.docs), same_schema(links, like.links), same_schema(files, like.files)
+        docs, links = same_schema(docs, like.docs), same_schema(links, like.links)
+        files = same_schema(files, like.files)
     return DeltaSegment(name, int(meta["level"]), docs, rows.column("terms").combine_chunks(),
                         rows.column("counted").to_numpy(zero_copy_only=False).astype(bool), links, files,
                         meta["removed"], vectors, has)
@@ -190,6 +191,7 @@ def generation_segments(gen: Path) -> list[DeltaSegment]:
     if meta.get("base") and "segments" not in meta:
         raise LookupError(f"the delta generation {gen} was written by an older version")
     held = _READ.get(gen.parent, {})
-    return [held.get(name) or _read_segment(gen.parent / name, None) for name, _level in meta.get("segments", [])]
+    names = [name for name, _level in meta.get("segments", [])]
+    return [held.get(name) or _read_segment(gen.parent / name, None) for name in names]
 
 

@@ -2,18 +2,19 @@
 cost that does not grow with the changes made before it.
 
 Each small change is written once as its own immutable delta segment (`seg-<random>/` beside the
-generations: the changed files' rows with their cached terms (`rows.arrow`), links, files,
-vectors, and in meta.json its level and the paths whose rows in everything older it replaces). A delta generation
-is then only a manifest: its meta.json names its base (a main segment) and its delta segments
-in order, oldest first. Segments are merged in levels (LSM, size-tiered): a new segment is
-level 0, and whenever the last `MERGE_FAN` segments have one level they are merged into one of
-the next level, so a change rewrites each row about log_4(changes) times in all and a snapshot
-holds a few segments per level. Segment names are never reused, so a reader caches what it read
-of a segment (its rows, BM25 parts, row groups: stores.levels) and a new generation costs it
-only the segments it has not read; which rows are replaced is worked out from the previous
-generation's masks and the new segments' `removed` (`levels.replaced_masks`). `memflow index` or a delta past
-`delta_limit` live rows compacts (a full build). A segment a crashed writer left is named by no
-generation: nothing reads it, and the next publish removes it (`keyword.drop_unnamed_segments`).
+generations: the changed files' rows with their cached terms in `rows.arrow`, their links, files
+and vectors, and in meta.json its level and the paths whose rows in everything older it
+replaces). A delta generation is then only a manifest: its meta.json names its base (a main
+segment) and its delta segments in order, oldest first. Segments are merged in levels (LSM,
+size-tiered): a new segment is level 0, and whenever the last `MERGE_FAN` segments have one
+level they are merged into one of the next level, so a change rewrites each row about
+log_4(changes) times in all and a snapshot holds a few segments per level. Segment names are
+never reused, so a reader keeps what it read of a segment (its rows, BM25 parts, row groups:
+stores.levels) and a new generation costs it only the segments it has not read; which rows are
+replaced is worked out from the previous read's masks and the new segments' paths
+(`levels.replaced_masks`). `memflow index` or a delta past `delta_limit` live rows compacts (a
+full build). A segment a crashed writer left is named by no generation: nothing reads it, and
+a later sweep removes it (`keyword.drop_unnamed_segments`).
 
 Scores equal a full rebuild's: the main segment keeps each posting's term frequency and each
 document's length, and `postings.MergedPostings` recomputes BM25 with the merged statistics (live
@@ -62,7 +63,8 @@ def write_segment(folder: Path, level: int, docs: pa.Table, terms: pa.Array, cou
     path.mkdir(parents=True)
     rows = docs.select(keyword.DOC_COLUMNS).append_column("terms", pa.array(terms, pa.list_(pa.string())))
     rows = rows.append_column("counted", pa.array(counted, pa.bool_())).combine_chunks()
-    links, files = links.select(keyword.LINK_COLUMNS).combine_chunks(), files.select(keyword.FILE_COLUMNS).combine_chunks()
+    links = links.select(keyword.LINK_COLUMNS).combine_chunks()
+    files = files.select(keyword.FILE_COLUMNS).combine_chunks()
     keyword._write_arrow(path / "rows.arrow", rows)
     keyword._write_arrow(path / "links.arrow", links)
     keyword._write_arrow(path / "files.arrow", files)
@@ -108,9 +110,10 @@ def publish_delta(folder: Path, current: KeywordIndex, paths: set[str], docs: pa
         written.append(merge(folder, held[-MERGE_FAN:], main))
         held[-MERGE_FAN:] = [written[-1]]
     replaced = rowmaps.live_rows(current, "docs", "path", sorted(paths))
-    live = (int(current.alive.sum()) if current.alive is not None else current.size) - len(replaced) + docs.num_rows
+    before = int(current.alive.sum()) if current.alive is not None else current.size
+    live = before - len(replaced) + docs.num_rows
     meta = {**main.meta, "base": main.generation, "segments": [[s.name, s.level] for s in held],
-            "delta_docs": delta_rows(current) - int(np.sum(np.asarray(replaced) >= main.size)) + docs.num_rows,
+            "delta_docs": delta_rows(current) - int(np.sum(replaced >= main.size)) + docs.num_rows,
             "docs": live}
     if tables_behind or (current.main is not None and tables_lag(gen_of_current)):  # cumulative
         meta["tables_behind"] = True
