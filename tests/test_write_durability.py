@@ -76,14 +76,16 @@ def test_the_marker_is_fsynced_before_the_first_unsynced_index_file(indexed, lay
 def test_after_a_restart_a_torn_index_is_rebuilt_and_every_write_is_searchable(indexed, lay, boot):
     api.write(f"{DAY}/b.md", "# B\n\n- a dotterel passed by\n", workspace=indexed)
     api.write(f"{DAY}/a.md", "# A\n\n- first line\n- zanzibarquokka was added\n", workspace=indexed)
-    # the power fails: files written without fsync are lost or torn (the delta generation,
+    # the power fails: files written without fsync are lost or torn (the delta generation and its segments,
     # the watermark, the journal); the Markdown was fsynced
     gen = keyword.current_dir(indexing.keyword_dir(lay, indexed))
     assert keyword.base_of(gen) is not None  # the writes' delta
-    for name in ("docs.arrow", "terms.arrow", "files.arrow"):
-        (gen / name).write_bytes(b"")
+    for segment in gen.parent.glob("seg-*"):  # its delta segments
+        for name in ("rows.arrow", "links.arrow", "files.arrow"):
+            (segment / name).write_bytes(b"")
+    (gen / "meta.json").write_bytes(b"")
     (gen.parent / "CURRENT").write_bytes(b"")
-    for name in ("watermark.json", "indexed_paths.json", "changes.jsonl"):
+    for name in ("watermark.json", "indexed_paths.jsonl", "changes.jsonl"):
         (lay.index_dir / name).write_bytes(b"")
     keyword._OPEN.clear()  # a new process, after the restart
     boot.write_text("boot-two\n")

@@ -18,7 +18,9 @@ does not change), or added, removed or renamed in an older folder, unless a hit 
 The answer says so (`unseen`), `watermark(lay, walk=True)` (status, check) stats every indexed
 file, and a running server's watcher sees everything. The journal is derived: the full index
 run empties it. `watermark.json` stays small (tens of folders); the files indexed by name
-since the full run are in `indexed_paths.json`, read only while the journal names files.
+since the full run are appended to `indexed_paths.jsonl` (one line per indexing call: a write
+costs one line, not a rewrite of every name since), read only while the journal names files
+other than the ones just indexed, and then only past what this process read of it before.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from memflow.tasks.ground import durability
 from memflow.tasks.ground.convert import READABLE_SUFFIXES
 from memflow.tasks.ground.events import JOURNAL
 from memflow.tasks.ground.workspace import Layout
-from memflow.tasks.stores.files import atomic_write_json, atomic_write_text, read_json
+from memflow.tasks.stores.files import append_line, atomic_write_json, atomic_write_text, read_json
 
 WATERMARK = "watermark.json"
-NAMED = "indexed_paths.json"  # path -> mtime_ns of the files indexed by name since the full run
+NAMED = "indexed_paths.jsonl"  # lines of path -> mtime_ns: files indexed by name since the full run
+OLD_NAMED = "indexed_paths.json"  # the same as one dict, rewritten on every write (before 2026-12-07)
 WATCHED = 64  # folders checked on every search besides the layer roots: the most recently changed
 UNSEEN = (f"files other programs edited in place, or added, removed or renamed in a folder outside the "
           f"{WATCHED} changed last, since the last index run, unless among the hits (no watcher runs here; "
@@ -105,11 +108,40 @@ def watched_folders(lay: Layout, mtimes: dict[str, int], keep: int = WATCHED) ->
 
 
 def named_paths(lay: Layout, mark: dict) -> dict[str, int]:
-    """Files indexed by name since the full run (path -> mtime_ns; -1: gone); a mark written
-    before they had their own file carries them itself."""
+    """Files indexed by name since the full run (path -> mtime_ns; -1: gone), the later line
+    winning; a mark written before they had their own file carries them itself."""
     if "indexed_paths" in mark:
         return mark["indexed_paths"]
-    return read_json(lay.index_dir / NAMED, {})
+    return {**read_json(lay.index_dir / OLD_NAMED, {}), **_named_lines(lay.index_dir / NAMED)}
+
+
+_NAMED_READ: dict = {}  # the named file -> (identity, bytes read, what they said): it only grows
+
+
+def _named_lines(path) -> dict[str, int]:
+    """The merged lines of the append-only named file, read past what this process read before
+    of the same file (its inode and first line: a full run replaces it). A last line without
+    its newline is an append under way (or torn by a crash): not read yet."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.readline()
+            identity = (os.fstat(handle.fileno()).st_ino, head)
+            known = _NAMED_READ.get(path)
+            start, found = (known[1], dict(known[2])) if known and known[0] == identity else (0, {})
+            handle.seek(start)
+            tail = handle.read()
+    except FileNotFoundError:
+        return {}
+    whole = tail[:tail.rfind(b"\n") + 1]
+    for line in whole.splitlines():
+        if line.strip():
+            try:
+                found.update(json.loads(line))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{path}: a line is not valid JSON; delete the file and run "
+                                 "`memflow index`") from exc
+    _NAMED_READ[path] = (identity if head.endswith(b"\n") else None, start + len(whole), found)
+    return dict(found)
 
 
 def write_full_mark(lay: Layout, files: int, chunks: int, writes: int) -> None:
@@ -122,7 +154,8 @@ def write_full_mark(lay: Layout, files: int, chunks: int, writes: int) -> None:
         "writes_since_compaction": writes, "journal_at": 0,
         "watched": watched_folders(lay, folder_mtimes(lay, indexed_folders(lay))),
     })
-    atomic_write_json(lay.index_dir / NAMED, {})
+    atomic_write_text(lay.index_dir / NAMED, "")
+    (lay.index_dir / OLD_NAMED).unlink(missing_ok=True)
     atomic_write_text(lay.index_dir / JOURNAL, "")
 
 
@@ -135,7 +168,7 @@ def note_indexed(lay: Layout, indexed: dict[str, int], added: int, deleted: int,
     mark = read_json(path, None)
     if mark is None:
         return
-    named = {**named_paths(lay, mark), **indexed}
+    carried = mark.get("indexed_paths")  # an old mark carrying them: they move to the named file
     watched = dict(mark.get("watched") or mark.get("folders") or {})
     tops = indexed_folders(lay)
     for rel in indexed:
@@ -151,10 +184,14 @@ def note_indexed(lay: Layout, indexed: dict[str, int], added: int, deleted: int,
     mark = {**mark, "watched": watched_folders(lay, watched, 4 * WATCHED), "files": mark["files"] + added - deleted,
             "writes_since_compaction": mark.get("writes_since_compaction", 0) + int(changed)}
     pending, size = journal_paths(lay, mark.get("journal_at", 0))
+    # the names read only when the journal names files other than these (after a write: none)
+    named = {**(named_paths(lay, {}) if pending - indexed.keys() else {}), **(carried or {}), **indexed}
     if not _pending(lay, pending, named, mark.get("indexed_at_ns", 0)):
         mark["journal_at"] = size
     durable = not durability.lazy(lay.index_dir)  # derived: a crash that loses them rebuilds
-    atomic_write_json(lay.index_dir / NAMED, named, durable)  # before the mark that may move past the journal
+    # before the mark that may move past the journal
+    line = json.dumps({**(carried or {}), **indexed}, ensure_ascii=False)
+    append_line(lay.index_dir / NAMED, line, durable)
     atomic_write_json(path, mark, durable)
 
 

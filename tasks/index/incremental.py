@@ -14,7 +14,7 @@ texts the replaced rows did not have embedded. Scores equal a full rebuild's eit
 and takes the same delta path for a small change (planned against the snapshot's files rows,
 LanceDB neither opened nor imported, when it can be); it makes a full build (and compacts the
 tables every few runs) otherwise. It keeps scanning the workspace and compacting; the watermark keeps the time of
-that last scan and, beside it (`indexed_paths.json`), the files indexed by name since (path ->
+that last scan and, beside it (`indexed_paths.jsonl`), the files indexed by name since (path ->
 mtime_ns), so a file indexed here is not reported as changed while files changed by others
 still are (index.freshness). The caller holds the workspace lock.
 """

@@ -301,7 +301,8 @@ def keyword_stale(lay: Layout, settings: Settings) -> bool:
     keyword swap (the DIRTY marker is still there), the keyword folder is missing, or an older
     version wrote it."""
     meta = keyword.read_meta(keyword_dir(lay, settings))
-    return (lay.index_dir / DIRTY).exists() or meta is None or meta.get("format") != keyword.SNAPSHOT_FORMAT
+    return ((lay.index_dir / DIRTY).exists() or meta is None or meta.get("format") != keyword.SNAPSHOT_FORMAT
+            or bool(meta.get("base")) and "segments" not in meta)  # a delta written whole (before segments)
 
 
 def has_delta(lay: Layout, settings: Settings) -> bool:
@@ -329,9 +330,10 @@ def sync_tables(store: IndexStore, lay: Layout, settings: Settings) -> bool:
     lacking = segments.delta_tables(gen) if gen is not None else None
     if lacking is None:
         return False
-    removed, chunks, links, files = lacking
+    removed, chunks, links, files, vectors = lacking
     store.write_paths(removed, chunks.cast(CHUNKS).to_batches(), links.to_pylist())
-    _sync_vectors(store, gen, chunks, settings)
+    if vectors is not None:
+        _sync_vectors(store, gen, chunks, *vectors, settings)
     rows = files.select(FILES.names).cast(FILES).to_pylist()
     store.delete_files(sorted(set(removed) - {row["path"] for row in rows}))  # files gone since
     store.put_files(rows)
@@ -339,13 +341,13 @@ def sync_tables(store: IndexStore, lay: Layout, settings: Settings) -> bool:
     return True
 
 
-def _sync_vectors(store: IndexStore, gen, chunks: pa.Table, settings: Settings) -> None:
+def _sync_vectors(store: IndexStore, gen, chunks: pa.Table, vectors: np.ndarray, has: np.ndarray,
+                  settings: Settings) -> None:
     """The vectors a delta generation carries for its `chunks`, into the vectors table and the
     embedding cache (what a full build and a reindex read, so none is embedded again)."""
     held = json.loads((gen / "meta.json").read_text(encoding="utf-8")).get("vectors") or {}
-    if not (gen / "vectors.npy").exists() or held.get("model") != settings.embedding_model:
+    if held.get("model") != settings.embedding_model:
         return
-    vectors, has = np.load(gen / "vectors.npy"), np.load(gen / "has_vector.npy")
     columns = chunks.select(["id", "path", "layer", "kind", "date", "text", "name", "description"])
     rows = [row for row, kept in zip(columns.to_pylist(), has.tolist()) if kept]
     made = vector_rows(rows, vectors[has])
@@ -538,9 +540,9 @@ def after_crash(lay: Layout, settings: Settings) -> None:
         log.warning("the machine restarted since index files were last written without fsync: "
                     "the index is rebuilt from the files")
         atomic_write_text(lay.index_dir / REINDEXING, pipeline_version(settings))
-        from memflow.tasks.index.freshness import NAMED
+        from memflow.tasks.index.freshness import NAMED, OLD_NAMED
 
-        for name in (WATERMARK, NAMED, JOURNAL):  # bookkeeping the rebuild writes anew: maybe torn
+        for name in (WATERMARK, NAMED, OLD_NAMED, JOURNAL):  # bookkeeping the rebuild writes anew: maybe torn
             (lay.index_dir / name).unlink(missing_ok=True)
         durability.recovered(lay.index_dir)
     durability.begin(lay.index_dir)

@@ -18,16 +18,18 @@ disappear either: a build keeps the previous generation, and removes older ones 
 were superseded `GRACE_SECONDS` ago; a reader that still loses its generation mid-open (a slow
 open across two publishes) opens the new current one instead, once.
 
-A small change is published as a *delta* generation (stores.segments): the changed files' rows
-beside the main segment of an earlier generation (its `base`), which it names in meta.json and
-never copies. Scores merge both segments' statistics at query time, so they equal a full
-rebuild's. A base is kept while any generation that may still be read names it, under the
-same grace rule; a full build (compaction) publishes a main segment again.
+A small change is published as a *delta* generation (stores.segments): a manifest naming the
+main segment of an earlier generation (its `base`) and the delta segments (`seg-*/`, each
+written once, merged in levels) holding the changed files' rows; neither is copied. Scores
+merge the segments' statistics at query time, so they equal a full rebuild's. A base and a
+delta segment are kept while any generation that may still be read names them, under the same
+grace rule; a full build (compaction) publishes a main segment again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -38,7 +40,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memflow.tasks.stores import rowmaps
+from memflow.tasks.stores import levels, rowmaps
+from memflow.tasks.stores.levels import same_schema  # noqa: F401 (segments and incremental use it here)
 from memflow.tasks.stores.files import atomic_write_text, fsync_tree
 from memflow.tasks.stores.postings import (  # noqa: F401
     B, K1, MergedPostings, Postings, bm25_matrix, bm25_parts, save_postings)
@@ -86,12 +89,15 @@ class KeywordIndex:
     alive: np.ndarray | None = None  # with a delta: False for main rows a delta replaced
     delta_vectors: np.ndarray | None = None  # with a delta and vectors: the delta rows' vectors
     main: "KeywordIndex | None" = None  # with a delta: the base's main segment (reused when re-read)
-    # with a delta: main link/file row -> its row here (-1: a delta replaced it), so link
+    # with a delta: link/file row -> itself, or -1 when a later segment replaced it, so link
     # expansion reuses the main segment's maps instead of rebuilding them for every delta.
-    # `links`/`files` then hold main's rows whole (replaced ones too), the delta's after them:
+    # `links`/`files` then hold every segment's rows whole (replaced ones too), main's first:
     # read them by `rowmaps.live_rows`, or whole by `live_links`/`live_files`.
     link_new: np.ndarray | None = None
     file_new: np.ndarray | None = None
+    segments: tuple = ()  # with a delta: its delta segments (stores.segments), oldest first
+    starts: dict | None = None  # with a delta: table -> the row where each delta segment starts
+    keeps: dict | None = None  # with a delta: table -> per part (main, segments) its live rows
 
     @property
     def vector_model(self) -> str | None:
@@ -107,14 +113,13 @@ class KeywordIndex:
         return self.main.generation if self.main is not None else self.generation
 
     def row_of(self, chunk_id: str) -> int | None:
-        if self.main is not None:  # a delta: its own rows, else the main segment's live ones
-            if self._rows is None:
-                tail = self.docs.slice(self.main.size).column("id").to_pylist()
-                self._rows = {cid: n for n, cid in enumerate(tail, self.main.size)}
-            found = self._rows.get(chunk_id)
-            if found is None and (found := self.main.row_of(chunk_id)) is not None and not self.alive[found]:
-                return None
-            return found
+        if self.main is not None:  # a delta: the newest segment's live row, else main's
+            for segment, start in zip(reversed(self.segments), reversed(self.starts["docs"])):
+                found = segment.row_of(chunk_id)
+                if found is not None and self.alive[start + found]:
+                    return int(start + found)
+            found = self.main.row_of(chunk_id)
+            return found if found is not None and self.alive[found] else None
         if self._rows is None:
             ids = self.docs.column("id").to_pylist()
             self._rows = {cid: n for n, cid in enumerate(ids)}
@@ -140,8 +145,7 @@ class KeywordIndex:
     def _live(table: pa.Table | None, new: np.ndarray | None) -> pa.Table | None:
         if table is None or new is None:
             return table
-        keep = np.concatenate([new >= 0, np.ones(table.num_rows - len(new), dtype=bool)])
-        return table.filter(pa.array(keep))
+        return table.filter(pa.array(new >= 0))
 
     def file_info(self, paths: list[str], columns: tuple[str, ...] = ("name", "description", "kind")) -> dict[str, dict]:
         """path and `columns` (name, description and kind unless told) of the indexed files
@@ -194,8 +198,7 @@ def _write_arrow(path: Path, table: pa.Table) -> None:
         writer.write_table(table.combine_chunks(), max_chunksize=1 << 30)
 
 
-def _read_arrow(path: Path) -> pa.Table:
-    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+_read_arrow = levels.read_arrow
 
 
 def bm25_retriever(terms: pa.Array | pa.ChunkedArray, parts=None):
@@ -237,22 +240,26 @@ def build(folder: Path, docs: pa.Table, terms: pa.Array | pa.ChunkedArray | None
 def new_generation(folder: Path) -> Path:
     """A fresh, empty `gen-<n>` folder numbered after every existing one."""
     folder.mkdir(parents=True, exist_ok=True)
-    number = 1 + max((int(p.name[4:]) for p in folder.glob("gen-*") if p.name[4:].isdigit()),
-                     default=0)
+    number = 1 + max((n for n, _ in _numbered(folder)), default=0)
     gen = folder / f"gen-{number}"
     gen.mkdir()
     return gen
 
 
 def save_vectors(gen: Path, vectors: np.ndarray, has_vector: np.ndarray) -> None:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    np.save(gen / "vectors.npy", np.divide(vectors, norms, out=np.zeros_like(vectors),
-                                           where=norms > 0).astype(np.float32))
+    np.save(gen / "vectors.npy", unit_rows(vectors))
     np.save(gen / "has_vector.npy", np.asarray(has_vector, dtype=bool))
 
 
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """`vectors` scaled to unit rows (a zero row stays zero), float32."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0).astype(np.float32)
+
+
 def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bool = False) -> Path:
-    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations.
+    """Write `gen`'s meta.json, point CURRENT at it (atomically), remove expired generations
+    and the delta segments no generation left names (after a delta, at most once a second).
     `durable`: `gen`'s files reach the disk before CURRENT names it (a delta whose rows the
     tables have not taken yet: after a power loss CURRENT must not name a torn generation).
     `lazy`: nothing is fsynced, CURRENT neither (ground.durability: this boot's index writes
@@ -261,17 +268,71 @@ def publish(folder: Path, gen: Path, meta: dict, durable: bool = False, lazy: bo
     if durable and not lazy:
         fsync_tree(gen)
     atomic_write_text(folder / "CURRENT", gen.name, durable=not lazy)
-    for old in expired_generations(folder, int(gen.name[4:]), time.time()):
-        shutil.rmtree(old, ignore_errors=True)
+    swept = _SWEPT.get(folder)
+    if swept is None or not meta.get("base") or time.monotonic() - swept >= SWEEP_SECONDS:
+        for old in expired_generations(folder, int(gen.name[4:]), time.time()):
+            shutil.rmtree(old, ignore_errors=True)
+        drop_unnamed_segments(folder)
+        _SWEPT[folder] = time.monotonic()
     return gen
+
+
+# A process publishing deltas back to back removes what expired at most once a second: a sweep
+# looks at every generation kept in the grace period (~10 s of writes), and a write must not
+# pay for the writes before it. A main build always sweeps.
+SWEEP_SECONDS = 1.0
+_SWEPT: dict[Path, float] = {}
+
+
+SEGMENT_PREFIX = "seg-"  # a delta segment's folder (stores.segments)
+
+
+def drop_unnamed_segments(folder: Path) -> None:
+    """Remove the delta segments no generation names (merged away, a dropped generation's, or
+    left by a writer that died before publishing). The caller holds the workspace lock: no
+    segment is being written."""
+    named: set[str] = set()
+    names = os.listdir(folder)
+    for name in names:
+        if name.startswith("gen-"):  # (one without meta.json: a build under way, not ours, or dying)
+            named.update(segment for segment, _level in (_meta(folder / name) or {}).get("segments", []))
+    for name in names:
+        if name.startswith(SEGMENT_PREFIX) and name not in named:
+            shutil.rmtree(folder / name, ignore_errors=True)
+
+
+_METAS: dict[Path, tuple] = {}  # meta.json -> (its identity, its content): written once per generation
+
+
+def _meta(gen: Path) -> dict | None:
+    """A generation's meta.json (None: not published, or being removed), parsed once per
+    process while the file stays the same one (a publish writes it once; the stat is what a
+    write pays for each generation kept in the grace period, not a read and a parse)."""
+    path = gen / "meta.json"
+    try:
+        st = os.stat(path)
+        identity = (st.st_ino, st.st_mtime_ns, st.st_size)
+        known = _METAS.get(path)
+        if known is not None and known[0] == identity:
+            return known[1]
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):  # unpublished, or being removed
+        return None
+    if len(_METAS) > 4096:
+        _METAS.clear()
+    _METAS[path] = (identity, meta)
+    return meta
+
+
+def _numbered(folder: Path) -> list[tuple[int, str]]:
+    """(number, name) of every `gen-<n>` folder (a listing, no Path per entry)."""
+    return [(int(name[4:]), name) for name in os.listdir(folder)
+            if name.startswith("gen-") and name[4:].isdigit()]
 
 
 def base_of(gen: Path) -> str | None:
     """The generation whose main segment a delta generation searches (None: a main segment)."""
-    try:
-        return json.loads((gen / "meta.json").read_text(encoding="utf-8")).get("base")
-    except (FileNotFoundError, json.JSONDecodeError):  # unpublished, or being removed
-        return None
+    return (_meta(gen) or {}).get("base")
 
 
 def drop_old_generations(folder: Path) -> None:
@@ -282,6 +343,7 @@ def drop_old_generations(folder: Path) -> None:
     for old in folder.glob("gen-*"):
         if gen is not None and old.name not in keep:
             shutil.rmtree(old, ignore_errors=True)
+    drop_unnamed_segments(folder)
 
 
 def expired_generations(folder: Path, current: int, now: float,
@@ -290,8 +352,7 @@ def expired_generations(folder: Path, current: int, now: float,
     CURRENT before the swap may still be opening) and superseded more than `grace` seconds ago
     (the time the next generation's meta.json was written, just before it was published). The
     base of a generation that is kept is kept too."""
-    numbered = sorted((int(p.name[4:]), p) for p in folder.glob("gen-*")
-                      if p.name[4:].isdigit() and int(p.name[4:]) <= current)
+    numbered = sorted((n, folder / name) for n, name in _numbered(folder) if n <= current)
     expired = []
     for (_, gen), (_, successor) in zip(numbered[:-2], numbered[1:-1]):
         try:
@@ -300,7 +361,8 @@ def expired_generations(folder: Path, current: int, now: float,
             superseded = successor.stat().st_mtime
         if now - superseded > grace:
             expired.append(gen)
-    kept = [gen for _, gen in numbered if gen not in expired]
+    gone = set(expired)
+    kept = [gen for _, gen in numbered if gen not in gone]
     needed = {base_of(gen) for gen in kept}
     return [gen for gen in expired if gen.name not in needed]
 
@@ -315,14 +377,12 @@ def layer_counts(folder: Path) -> dict[str, int]:
 
 
 def _layers(gen: Path) -> list[str]:
-    if not (gen / "docs.arrow").exists():
-        return []
-    docs = _read_arrow(gen / "docs.arrow")
     base = base_of(gen)
     if base is None:
-        return docs.column("layer").to_pylist()
+        found = gen / "docs.arrow"
+        return _read_arrow(found).column("layer").to_pylist() if found.exists() else []
+    removed, docs, *_ = levels.live_union(levels.generation_segments(gen))
     main = _read_arrow(gen.parent / base / "docs.arrow")
-    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
     live = pc.invert(pc.is_in(main.column("path"), value_set=pa.array(removed, pa.string())))
     return main.filter(live).column("layer").to_pylist() + docs.column("layer").to_pylist()
 
@@ -359,8 +419,8 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
     if meta.get("base"):
         main = (previous.main or previous) if previous is not None else None
         if main is None or main.generation != meta["base"]:
-            main = _load_generation(gen.parent / meta["base"])
-        return load_delta(gen, meta, main)
+            main, previous = _load_generation(gen.parent / meta["base"]), None
+        return load_delta(gen, meta, main, previous)
     docs = _read_arrow(gen / "docs.arrow")
     retriever = Postings.read(gen / "bm25") if (gen / "bm25").is_dir() else None
     vectors = has_vector = None
@@ -371,50 +431,38 @@ def _load_generation(gen: Path, previous: KeywordIndex | None = None) -> Keyword
     return KeywordIndex(retriever, docs, meta, vectors, has_vector, links, files, generation=gen.name)
 
 
-def same_schema(table: pa.Table, like: pa.Table) -> pa.Table:
-    return table.select(like.column_names).cast(like.schema)
-
-
 def rows_not_in(table: pa.Table, column: str, values: list[str]) -> pa.Table:
     return table.filter(pc.invert(pc.is_in(table.column(column), value_set=pa.array(values, pa.string()))))
 
 
-def load_delta(gen: Path, meta: dict, main: KeywordIndex) -> KeywordIndex:
-    """The index a delta generation names: `main` (its base, read or reused) plus the delta."""
-    read = _read_arrow
-    removed = json.loads((gen / "removed.json").read_text(encoding="utf-8"))
-    docs = same_schema(read(gen / "docs.arrow"), main.docs)
-    delta_terms = read(gen / "terms.arrow")
-    terms = delta_terms.column("terms")
-    alive = rowmaps.keep_mask(main, "docs", "path", removed)  # by path groups: no scan of main
-    parts = bm25_parts(terms)
-    postings = MergedPostings(main.retriever, main.size, alive, parts,
-                              merged_counted(main, delta_terms))
-    link_keep, file_keep = rowmaps.keep_mask(main, "links", "source", removed), rowmaps.keep_mask(main, "files", "path", removed)
-    # main's rows whole (no copy of its ~8 links per file), the replaced ones masked by link_new/file_new
-    links = pa.concat_tables([main.links, same_schema(read(gen / "links.arrow"), main.links)])
-    files = pa.concat_tables([main.files, same_schema(read(gen / "files.arrow"), main.files)])
-    vectors = has_vector = None
-    if main.vectors is not None and (gen / "vectors.npy").exists():
-        vectors = np.load(gen / "vectors.npy")
-        has_vector = np.concatenate([main.has_vector, np.load(gen / "has_vector.npy")])
-    return KeywordIndex(postings, pa.concat_tables([main.docs, docs]), meta, main.vectors, has_vector,
-                        links, files, generation=gen.name,
-                        alive=np.concatenate([alive, np.ones(docs.num_rows, dtype=bool)]),
-                        main=main, delta_vectors=vectors,
+def load_delta(gen: Path, meta: dict, main: KeywordIndex,
+               previous: KeywordIndex | None = None) -> KeywordIndex:
+    """The index a delta generation names: `main` (its base, read or reused) plus its delta
+    segments, each read once per process; `previous` (an index read before on the same base)
+    lends its masks of replaced rows, so only the segments new since are looked up."""
+    if "segments" not in meta:
+        raise SnapshotOutdated(f"the delta generation {gen} was written by an older version")
+    segs = [levels.open_segment(gen.parent / name, main) for name, _level in meta["segments"]]
+    levels.forget_read(gen.parent, {s.name for s in segs})
+    keeps = levels.replaced_masks(main, segs, previous)
+    alive = np.concatenate(keeps["docs"])
+    starts = {table: np.cumsum([getattr(main, table).num_rows] + [getattr(s, table).num_rows for s in segs])[:-1]
+              for table, _ in levels.KEYED}
+    postings = MergedPostings(main.retriever, main.size, alive,
+                              [(int(start), *s.parts()) for s, start in zip(segs, starts["docs"])],
+                              levels.merged_counted(main, segs))
+    link_keep, file_keep = np.concatenate(keeps["links"]), np.concatenate(keeps["files"])
+    delta_vectors, has_vector = None, None
+    if main.vectors is not None and all(s.vectors is not None for s in segs):
+        delta_vectors = np.concatenate([s.vectors for s in segs])
+        has_vector = np.concatenate([main.has_vector, *(s.has_vector for s in segs)])
+    return KeywordIndex(postings, pa.concat_tables([main.docs, *(s.docs for s in segs)]), meta, main.vectors,
+                        has_vector, pa.concat_tables([main.links, *(s.links for s in segs)]),
+                        pa.concat_tables([main.files, *(s.files for s in segs)]), generation=gen.name,
+                        alive=alive, main=main, delta_vectors=delta_vectors,
                         link_new=np.where(link_keep, np.arange(len(link_keep)), -1),
-                        file_new=np.where(file_keep, np.arange(len(file_keep)), -1))
-
-
-def merged_counted(main: KeywordIndex, delta_terms: pa.Table) -> np.ndarray | None:
-    """Which rows of main + delta make the BM25 statistics (None: all)."""
-    ours = main.retriever.counted if main.retriever is not None else None
-    theirs = (delta_terms.column("counted").to_numpy(zero_copy_only=False)
-              if "counted" in delta_terms.column_names else None)
-    if ours is None and theirs is None:
-        return None
-    return np.concatenate([ours if ours is not None else np.ones(main.size, dtype=bool),
-                           theirs if theirs is not None else np.ones(delta_terms.num_rows, dtype=bool)])
+                        file_new=np.where(file_keep, np.arange(len(file_keep)), -1),
+                        segments=tuple(segs), starts=starts, keeps=keeps)
 
 
 def idf(index: KeywordIndex, tokens: list[str]) -> dict[str, float]:

@@ -1,5 +1,5 @@
 """BM25 postings read without bm25s: the main segment's saved CSC arrays (`Postings`) and a
-main segment's live rows merged with a delta's (`MergedPostings`), scored with the merged
+main segment's live rows merged with delta segments' (`MergedPostings`), scored with the merged
 statistics in the same floating-point order as a full build (`bm25_parts`)."""
 
 from __future__ import annotations
@@ -163,31 +163,29 @@ def _same_counted(main: np.ndarray | None, merged: np.ndarray | None) -> bool:
 class _Vocab:
     """Token membership over the main and delta vocabularies (no merged dict is built)."""
 
-    def __init__(self, main: dict[str, int], delta: dict[str, int]):
-        self.main, self.delta = main, delta
+    def __init__(self, main: dict[str, int], deltas: list[dict[str, int]]):
+        self.main, self.deltas = main, deltas
 
     def __contains__(self, token: object) -> bool:
-        return token in self.main or token in self.delta
+        return token in self.main or any(token in vocab for vocab in self.deltas)
 
     def get(self, token: str, default=None):
         return token if token in self else default
 
 
 class MergedPostings:
-    """BM25 over a main segment's live rows plus a delta's rows (rows `n_main...`), scored with
-    the merged statistics. Same interface as `Postings` (`get_scores`, `doc_freq`,
-    `vocab_dict`, `num_docs`)."""
+    """BM25 over a main segment's live rows plus delta segments' live rows, scored with the
+    merged statistics. Same interface as `Postings` (`get_scores`, `doc_freq`, `vocab_dict`,
+    `num_docs`). `live`: every row's liveness (main's rows, then each delta's); `deltas`: per
+    delta segment (its first row, its `bm25_parts` or None, its rows' lengths)."""
 
-    def __init__(self, main: Postings | None, n_main: int, alive: np.ndarray, delta: tuple | None,
+    def __init__(self, main: Postings | None, n_main: int, live: np.ndarray, deltas: list[tuple],
                  counted: np.ndarray | None = None):
-        empty = np.zeros(0, dtype=np.int32)
         self.main = main
-        self.alive = alive
-        self.delta = delta  # (matrix, vocab, tf, lengths, counted) of the delta rows, or None
-        lengths = [main.lengths if main is not None else np.zeros(n_main, dtype=np.int32),
-                   delta[3] if delta is not None else empty]
-        all_lengths = np.concatenate(lengths)
-        live = np.concatenate([alive, np.ones(len(lengths[1]), dtype=bool)])
+        self.deltas = deltas
+        all_lengths = np.concatenate([main.lengths if main is not None else np.zeros(n_main, dtype=np.int32),
+                                      *(lengths for _, _, lengths in deltas)])
+        alive = live[:n_main]
         self.num_docs = int(live.sum())
         # the live documents `counted` (main rows, then delta rows) make the statistics
         stat = live & counted if counted is not None else live
@@ -204,7 +202,7 @@ class MergedPostings:
         self.norm = K1 * ((1 - B) + B * all_lengths / mean)
         self.n_main = n_main
         self.vocab_dict = _Vocab(main.vocab_dict if main is not None else {},
-                                 delta[1] if delta is not None else {})
+                                 [parts[1] for _, parts, _ in deltas if parts is not None])
         self._df: dict[str, int] = {}
 
     def _slices(self, token: str):
@@ -214,17 +212,17 @@ class MergedPostings:
             start, end = int(self.main.indptr[t]), int(self.main.indptr[t + 1])
             rows = np.asarray(self.main.indices[start:end])
             yield rows, np.asarray(self.main.tf[start:end]), True
-        if self.delta is not None and token in self.delta[1]:
-            matrix, vocab, tf = self.delta[:3]
-            t = vocab[token]
-            start, end = int(matrix["indptr"][t]), int(matrix["indptr"][t + 1])
-            rows = matrix["indices"][start:end]
-            yield rows + self.n_main, tf[start:end], False
+        for first, parts, _ in self.deltas:
+            if parts is not None and token in parts[1]:
+                matrix, vocab, tf = parts[:3]
+                t = vocab[token]
+                start, end = int(matrix["indptr"][t]), int(matrix["indptr"][t + 1])
+                yield matrix["indices"][start:end] + first, tf[start:end], False
 
     def doc_freq(self, token: str) -> int:
         """Live counted documents holding `token`: main's count (kept by main across deltas)
-        less its replaced rows holding it, plus the delta's, without reading main's postings
-        when its statistics hold (a common word's list is ~100k rows at 72,000 files)."""
+        less its replaced rows holding it, plus the deltas' live ones, without reading main's
+        postings when its statistics hold (a common word's list is ~100k rows at 72,000 files)."""
         if token not in self._df:
             df = 0
             for rows, _, from_main in self._slices(token):

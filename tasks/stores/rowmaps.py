@@ -2,7 +2,7 @@
 
 A small change (one note written) must not cost a pass over every row of a 24,000-file
 snapshot: each main segment groups its docs, links and files rows by path once (cached on the
-segment, which every delta generation on it reuses), and a delta's own rows are few. What a
+segment, which every delta generation on it reuses), and so does each delta segment. What a
 delta replaces and what the superseded lines of a changed file depend on are looked up here.
 """
 
@@ -102,27 +102,17 @@ def keep_mask(segment: KeywordIndex, table: str, column: str, values) -> np.ndar
 
 def live_rows(index: KeywordIndex, table: str, column: str, values) -> np.ndarray:
     """Rows of `index` (a main segment, or a delta on one) whose `column` is one of `values`,
-    numbered as `index`'s own table; replaced main rows left out."""
+    numbered as `index`'s own table, in row order; replaced rows left out. Each segment's rows
+    are grouped once on that segment (a delta's segments are read and grouped once each)."""
     values = list(values)
     if index.main is None or (table != "docs" and (index.link_new is None or index.file_new is None)):
         return rows_of(index, table, column, values)
-    main = index.main
-    found = rows_of(main, table, column, values)
-    if table == "docs":
-        found = found[index.alive[found]]
-        tail_start = main.docs.num_rows
-    else:
-        new = index.link_new if table == "links" else index.file_new
-        found = new[found]
-        found = found[found >= 0]
-        tail_start = len(new)  # main's rows whole, then the delta's
-    key = ("tail", table, column)  # the delta's rows, grouped once per delta read
-    if key not in index.masks:
-        index.masks[key] = Groups(getattr(index, table).slice(tail_start).column(column))
-    tail = index.masks[key]
-    extra = [tail[v] for v in values if v in tail]
-    extra = np.sort(np.concatenate(extra)) + tail_start if extra else _EMPTY  # in row order
-    return np.concatenate([found, extra]).astype(np.int64)
+    live = index.alive if table == "docs" else (index.link_new if table == "links" else index.file_new) >= 0
+    found = [rows_of(index.main, table, column, values)]
+    for segment, start in zip(index.segments, index.starts[table]):
+        found.append(rows_of(segment, table, column, values) + int(start))
+    rows = np.concatenate(found).astype(np.int64)
+    return rows[live[rows]]
 
 
 def take_rows(table: pa.Table, numbers: np.ndarray) -> pa.Table:
