@@ -424,7 +424,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from memflow.tasks.evaluate import run_evaluation
 
         data = _json.loads(Path(args.data).read_text(encoding="utf-8"))
+        import math
+
         total = sum(len(s["qa"]) for s in data if not samples or s["sample_id"] in samples)
+        total *= math.prod(len(values) for values in (grid or {}).values())  # every combination asks them all
         with progress("eval", total, "question") as bar:
             summary = run_evaluation(Path(args.data), Path(args.out), settings, ks, budgets,
                                      args.dream, samples, bar.update, grid=grid)

@@ -64,6 +64,16 @@ def test_cli_eval_writes_files(tmp_path):
     assert res.returncode == 1 and "samples not in" in res.stderr
 
 
+def test_cli_eval_grid_counts_every_combinations_questions(tmp_path):
+    """A grid of two values asks every question twice: the progress counts to its own total."""
+    out = tmp_path / "grid-ev"
+    res = run_cli("eval", "locomo", str(DATA), "--out", str(out), "--k", "1", "--budgets", "1000",
+                  "--samples", "t-2", "--grid", "keyword_weight=0.9,0.5", env={"MEMFLOW_PROGRESS_SECONDS": "0"})
+    assert res.returncode == 0, res.stderr
+    questions = len(json.loads(DATA.read_text())[1]["qa"])
+    assert f"done, {2 * questions}/{2 * questions} question(s) (100%)" in res.stderr
+
+
 def test_qa_accuracy_with_the_loopback_model(model_settings, tmp_path, fake_model):
     out = tmp_path / "qa"
     settings = model_settings.model_copy(update={"workspace": out, "embedding_model": ""})
