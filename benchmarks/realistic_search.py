@@ -12,7 +12,7 @@ reindex with `--reindex` when the trees' index formats differ). One JSON line pe
 `--writes N` then times N write -> searchable (`api.write`, then the search that finds the new
 word; new files and overwrites alternately, no `memflow index` between): it changes the
 workspace, so give it a copy (`cp -a`). `--vectors` first turns vectors on in that copy
-(`local/all-MiniLM-L6-v2`, loaded before the timing, as in a resident process): the chunks
+(`--model`, `local/all-MiniLM-L6-v2` unless told, loaded before the timing, as in a resident process): the chunks
 indexed so far get stand-in vectors through the embedding cache (a pseudo-random unit vector
 per text, seeded by its hash: embedding 45,000 chunks would take hours here, and a write's work
 does not depend on their values), and the model embeds what each write adds.
@@ -176,8 +176,8 @@ def writes(root: Path, count: int) -> dict:
 VECTOR_MODEL = "local/all-MiniLM-L6-v2"
 
 
-def with_vectors(root: Path) -> dict:
-    """Vectors on in `root` (see the module's text); returns the seeding's figures."""
+def with_vectors(root: Path, model: str = VECTOR_MODEL) -> dict:
+    """Vectors on in `root` with `model` (see the module's text); returns the seeding's figures."""
     import hashlib
 
     import numpy as np
@@ -188,17 +188,17 @@ def with_vectors(root: Path) -> dict:
     from memflow.tasks.stores.lance import IndexStore
 
     started = time.perf_counter()
-    (root / "memflow.toml").write_text(f'embedding_model = "{VECTOR_MODEL}"\n', encoding="utf-8")
+    (root / "memflow.toml").write_text(f'embedding_model = "{model}"\n', encoding="utf-8")
     settings = api.settings_for(root)
     rows = IndexStore(root / "metadata/index/lance").chunk_columns(["text", "name", "description"]).to_pylist()
-    dims = len(embed_local(VECTOR_MODEL.removeprefix("local/"), ["warm-up"])[0])  # the model loads here
+    dims = len(embed_local(model.removeprefix("local/"), ["warm-up"])[0])  # the model loads here
     stand_in = {}
     for row in rows:
         sha = text_sha(embedding_input(row))
         rng = np.random.default_rng(int(hashlib.sha256(sha.encode()).hexdigest()[:16], 16))
         vector = rng.standard_normal(dims)
         stand_in[sha] = (vector / np.linalg.norm(vector)).tolist()
-    seed_embedding_cache(settings, VECTOR_MODEL, dims, stand_in)
+    seed_embedding_cache(settings, model, dims, stand_in)
     summary = api.index(root)
     return {"stand_in_vectors": len(stand_in), "embedded_by_model": summary.vectors,
             "vectors_setup_s": round(time.perf_counter() - started, 1)}
@@ -217,6 +217,9 @@ def main() -> None:
     parser.add_argument("--python", help="measure in this interpreter (another tree's venv)")
     parser.add_argument("--vectors", action="store_true",
                         help="turn vectors on in the workspace (a copy) before the writes")
+    parser.add_argument("--model", default=VECTOR_MODEL,
+                        help=f"the embedding model --vectors turns on (default {VECTOR_MODEL}; "
+                             "local/static-all-MiniLM-L6-v2: the static one)")
     args = parser.parse_args()
     if args.python:
         argv = [a for a in sys.argv[1:] if not a.startswith("--python")]
@@ -227,7 +230,7 @@ def main() -> None:
     if not args.writes_only:
         out.update(measure(args.root, args.rounds, args.profile))
     if args.vectors:
-        out.update(with_vectors(args.root))
+        out.update(with_vectors(args.root, args.model))
     if args.writes:
         out["write_searchable"] = writes(args.root, args.writes)
     print(json.dumps(out))
