@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from datetime import date
 
 from memflow.schemas.recall import SearchResult
-from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date
-from memflow.tasks.ground.speakers import MARK, speaker_tokens
+from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date, searchable_text
+from memflow.tasks.ground.speakers import MARK, speaker_tokens, split_line
+from memflow.tasks.ground.tokenize import HAN_RE, tokenize
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
-from memflow.tasks.recall.replaced import is_replaced
+from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.timeline import within
 
 AFTER = 2  # sentences kept after one holding a question's term (the value follows its subject)
@@ -67,13 +68,15 @@ class Head:
     capture found a statement in; None when no note cites that log), `tokens` (the most the
     opening takes), `as_of` (no line said later opens it), `digest` (the folder of the dream's
     nodes, whose facts restate daily lines and turns) and `cites(path, line)` (the places a note
-    line's provenance links cite: how a digest fact reaches the turn it restates)."""
+    line's provenance links cite: how a digest fact reaches the turn it restates). `logs`, when
+    given: `noted` of many logs at once (what a search meeting ~50 new hits reads in one go)."""
     idf: Callable[[str], float]
     noted: Callable[[str], frozenset[int] | None]
     tokens: int
     as_of: date | None = None
     digest: str = "digest"
     cites: Callable[[str, int], frozenset] | None = None
+    logs: Callable[[list[str]], dict[str, frozenset[int] | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +137,10 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     `window`: the days the question asks about (only lines said then answer it, when one of
     them holds a term of it)."""
     asked = frozenset(t for t, w in weights.items() if w > 0)
+    logs = [result.path for result in results if result.path.endswith(".jsonl")]
+    noted = head.logs(logs) if head.logs is not None else {path: head.noted(path) for path in logs}
     lines = _one_per_turn([line for i, result in enumerate(results)
-                           for line in _candidates(i, result, line_of, head, terms_of, indexed)])
+                           for line in _candidates(i, result, line_of, head, terms_of, indexed, noted)])
     lines = _evidence_held(lines, results, head)
     if window is not None:
         inside = [line for line in lines if line.day and within(line.day, window)]
@@ -237,10 +242,14 @@ def _bm25(lines: list[_Line], weights: dict[str, float], assistant: float = ASSI
 
 def _candidates(i: int, result: SearchResult, line_of: Callable[[SearchResult, int], int], head: Head,
                 terms_of: Callable[[str], list[str]],
-                indexed: Callable[[SearchResult], dict[str, str]] | None = None) -> list[_Line]:
+                indexed: Callable[[SearchResult], dict[str, str]] | None = None,
+                logs: dict[str, frozenset[int] | None] | None = None) -> list[_Line]:
     """Each line of hit i that is a transcript turn capture found a statement in (when its log
-    was captured into notes), a daily line or a current digest fact."""
-    noted = head.noted(result.path) if result.path.endswith(".jsonl") else None
+    was captured into notes), a daily line or a current digest fact; `logs`: `head.noted` of the
+    hits' logs, when read already."""
+    transcript = result.path.endswith(".jsonl")
+    noted = (logs[result.path] if logs is not None and result.path in logs else head.noted(result.path)) \
+        if transcript else None
     return [_Line(i, *read) for read in _readings(result, line_of, terms_of, indexed)
             if not (head.as_of and read[1] and read[1] > head.as_of or noted is not None and read[5][1] not in noted)]
 
@@ -270,7 +279,7 @@ def _readings(result: SearchResult, line_of: Callable[[SearchResult, int], int],
         return found
     out = []
     transcript = result.path.endswith(".jsonl")
-    known = indexed(result) if transcript and indexed else {}
+    known = indexed(result) if indexed else {}
     for offset, line in enumerate(result.text.split("\n")):
         if not line.strip() or line.startswith(("#", "[")) or is_replaced(line) or HISTORY_DATE_RE.match(line):
             continue
@@ -279,14 +288,56 @@ def _readings(result: SearchResult, line_of: Callable[[SearchResult, int], int],
             continue
         day, who, text, source, turn = read
         said = f"{who}: {_unaddressed(text)}" if who else _unaddressed(text)
-        stored = known.get(said) if said == line else None  # the whole turn as indexed: its terms are stored
-        terms = stored.split() if stored is not None else terms_of(said)
+        if transcript:  # the whole turn as indexed: its terms are stored
+            stored = known.get(said) if said == line else None
+            terms = stored.split() if stored is not None else terms_of(said)
+        else:  # a note line: what it says is its stored terms without its bullet's and date's
+            stored = known.get(line)
+            terms = (stored is not None and said_terms(line, said, stored)) or terms_of(said)
         piece = piece_of(line) if transcript else None
         out.append((offset, day, who, text, source, turn, dict(Counter(terms)), len(terms), piece[1] if piece else 0))
     if len(table) >= _READINGS_KEPT:
         del table[next(iter(table))]
     found = table[key] = tuple(out)
     return found
+
+
+def said_terms(line: str, said: str, stored: str) -> list[str] | None:
+    """The terms of `said` (what a note `line` says: its words after its bullet, date and
+    speaker, before its tail link; `_read`) as a search term list gives them to a transcript
+    line (`speakers.line_words(said, kind, True)`), read off `stored`, the terms the index stored
+    for the whole line (`line_words(line, kind)`), or None where that cannot be told.
+
+    Both are the tokens of a text then the speaker's marked tokens. Where the two find the same
+    speaker and the line's text, link taken off, is some head ending in a space then `said`'s
+    text (and no Han run: its tokens would come first), the line's tokens are the head's, then
+    the text's (no word spans a space), so `said`'s are `stored` without the head's
+    (`tests/test_line_terms.py` compares both on every note line of generated workspaces)."""
+    if HAN_RE.search(line) or "[[" in said or unlabelled(said) != said or unmarked(said) != said:
+        return None
+    who, rest = split_line(searchable_text(line))
+    said_by, text = split_line(said, True)
+    if said_by != who:
+        return None
+    core, text = rest.rstrip(), text.rstrip()
+    start = len(core) - len(text)
+    if not text or start <= 0 or not core.endswith(text) or not core[start - 1].isspace():
+        return None
+    head = _head_tokens(core[:start])
+    terms = stored.split()
+    return terms[len(head):] if terms[:len(head)] == head else None
+
+
+_HEADS: dict[str, list[str]] = {}
+
+
+def _head_tokens(head: str) -> list[str]:
+    """A note line's bullet and date (`- `, `- 2024-05-01: `): a few kinds in a workspace."""
+    if head not in _HEADS:
+        if len(_HEADS) >= 4096:
+            _HEADS.clear()
+        _HEADS[head] = tokenize(head)
+    return _HEADS[head]
 
 
 def _unaddressed(text: str) -> str:
