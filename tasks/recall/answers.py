@@ -345,11 +345,11 @@ def _unaddressed(text: str) -> str:
     Hannah, ...", "Thanks, Jo!"): a capitalised word set off by punctuation, opening a sentence
     or after its first word or a comma. Who is addressed is not what a line is about; who said
     it is (the speaker counts as the index counts it). The words come back joined by single
-    spaces; a text already spaced so, with no word that could be a name said (`_NAMED_RE`) and
-    no CJK sentence end (which the split cuts without a space), is returned as it is: most
-    lines, read without a loop over their words."""
-    if not _NAMED_RE.search(text) and not _CJK_ENDS.intersection(text) and " ".join(text.split()) == text:
-        return text
+    spaces; a text with no name said is read without a loop over its words (`_names_said`),
+    and returned as it is when already spaced so."""
+    if not _names_said(text):
+        spaced = " ".join(text.split())
+        return text if spaced == text else spaced
     out = []
     for sentence in _SENTENCE_RE.split(text):
         words = sentence.split()
@@ -359,6 +359,26 @@ def _unaddressed(text: str) -> str:
     return " ".join(out)
 
 
+def _names_said(text: str) -> bool:
+    """Might `text` say a name to the listener (`_addressed`)? True for a text with a CJK
+    sentence end (the split cuts it without a space) or a space at either end (an empty
+    sentence); else a look at each word `_NAMED_RE` finds, not a loop over every word: a
+    sentence starts at the text's start or after a word ending in `.`, `!` or `?` (where the
+    split cuts), so a word's place in its sentence is read off the two words before it."""
+    if _CJK_ENDS.intersection(text) or text != text.strip():
+        return True
+    for match in _NAMED_RE.finditer(text):
+        if not _name_said(match.group().lstrip()):  # a non-ASCII space may open the match
+            continue
+        before = text[:match.start()].rsplit(None, 2)[-2:]  # the two words before it
+        opens = not before or before[-1][-1] in _STOPS  # the first word of its sentence
+        second = not opens and (len(before) < 2 or before[0][-1] in _STOPS)
+        if opens or second or before[-1].endswith(_SET_OFF):
+            return True
+    return False
+
+
+_STOPS = ".!?"  # the sentence ends `_SENTENCE_RE` cuts after a space (its CJK ones are not here)
 _ADDRESS_ENDS = ",!?.，~…"
 # every word `_addressed` can be, and more: a capital (any non-ASCII character may be one), more
 # letters (`str.isalpha` ones are all `[^\W\d_]`), then `_ADDRESS_ENDS`
@@ -367,9 +387,13 @@ _CJK_ENDS = frozenset("。！？")
 
 
 def _addressed(word: str, n: int, words: list[str]) -> bool:
+    return _name_said(word) and (n <= 1 or words[n - 1].endswith(_SET_OFF))
+
+
+def _name_said(word: str) -> bool:
+    """A capitalised word set off by punctuation: a name, if said to the listener."""
     bare = word.rstrip(_ADDRESS_ENDS)
-    return bare != word and bare.isalpha() and bare[:1].isupper() and bare[1:].islower() \
-        and (n <= 1 or words[n - 1].endswith(_SET_OFF))
+    return bare != word and bare.isalpha() and bare[:1].isupper() and bare[1:].islower()
 
 
 def _read(result: SearchResult, line: str, number: int) -> tuple | None:
