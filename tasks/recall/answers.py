@@ -26,7 +26,6 @@ about an event, which ranked evidence with its neighbours answers better (`recal
 from __future__ import annotations
 
 import re
-from collections import Counter
 from itertools import zip_longest
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -295,7 +294,10 @@ def _readings(result: SearchResult, line_of: Callable[[SearchResult, int], int],
             stored = known.get(line)
             terms = (stored is not None and said_terms(line, said, stored)) or terms_of(said)
         piece = piece_of(line) if transcript else None
-        out.append((offset, day, who, text, source, turn, dict(Counter(terms)), len(terms), piece[1] if piece else 0))
+        counts: dict[str, int] = {}  # as `dict(Counter(terms))`, at a fraction of its cost on a dozen terms
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+        out.append((offset, day, who, text, source, turn, counts, len(terms), piece[1] if piece else 0))
     if len(table) >= _READINGS_KEPT:
         del table[next(iter(table))]
     found = table[key] = tuple(out)
@@ -365,7 +367,7 @@ def _names_said(text: str) -> bool:
     sentence); else a look at each word `_NAMED_RE` finds, not a loop over every word: a
     sentence starts at the text's start or after a word ending in `.`, `!` or `?` (where the
     split cuts), so a word's place in its sentence is read off the two words before it."""
-    if _CJK_ENDS.intersection(text) or text != text.strip():
+    if "。" in text or "！" in text or "？" in text or text != text.strip():  # a CJK sentence end
         return True
     for match in _NAMED_RE.finditer(text):
         if not _name_said(match.group().lstrip()):  # a non-ASCII space may open the match
@@ -383,7 +385,6 @@ _ADDRESS_ENDS = ",!?.，~…"
 # every word `_addressed` can be, and more: a capital (any non-ASCII character may be one), more
 # letters (`str.isalpha` ones are all `[^\W\d_]`), then `_ADDRESS_ENDS`
 _NAMED_RE = re.compile(r"(?<!\S)(?:[A-Z]|[^\x00-\x7f])[^\W\d_]+[,!?.，~…]+(?!\S)")
-_CJK_ENDS = frozenset("。！？")
 
 
 def _addressed(word: str, n: int, words: list[str]) -> bool:
