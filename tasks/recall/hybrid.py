@@ -115,6 +115,12 @@ def last_day(filters: Filters) -> date | None:
 def row_mask(index: keyword.KeywordIndex, filters: Filters, tokenizer: str = "bigram") -> np.ndarray:
     """The filters as a boolean mask over the snapshot's rows, computed once per index."""
     key = filters.model_dump_json()
+    if key not in index.masks and filters.since:
+        # a search for values said later asks from the day after its hit: a new day each query,
+        # the rest of its filters the same (a null date is false either way: `pc.and_` is not Kleene)
+        later = pc.greater_equal(index.docs["date"], pa.scalar(filters.since))
+        index.masks[key] = row_mask(index, filters.model_copy(update={"since": None}), tokenizer) \
+            & pc.fill_null(later, False).to_numpy(zero_copy_only=False)
     if key not in index.masks:
         mask = filter_mask(index.docs, filters)
         if filters.speaker:  # the speaker is in the terms, as marked tokens
