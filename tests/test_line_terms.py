@@ -151,14 +151,16 @@ def test_line_text_equals_its_one_pattern_definition_on_random_lines():
 
 
 def test_a_lines_tail_link_is_what_a_pattern_search_finds_on_random_lines():
-    from memflow.tasks.recall import packing
+    from memflow.tasks.recall import answers, packing
 
     rng = random.Random(SEEDS[-1])
     pieces = ["- ", "[[a.md#L3]]", "[[b.jsonl#L2-L4,L9]]", "[[c|x]]", "[[[d.md#L1]]", "[", "]]", "#L5", " ",
-              "\n", "[[e.md#L1", *(word(rng) for _ in range(10))]
+              "\n", "[[e.md#L1", "\t", "\u00a0", "[[f.jsonl#L7|x]]", *(word(rng) for _ in range(10))]
     for _ in range(50_000):
         line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         want, got = packing._TAIL_LINK_RE.search(line), packing._tail_link(line)
+        assert (want and (want.span(), want.groups())) == (got and (got.span(), got.groups())), repr(line)
+        want, got = answers._TAIL_LINK_RE.search(line), answers._tail_link(line)  # spaces before it too
         assert (want and (want.span(), want.groups())) == (got and (got.span(), got.groups())), repr(line)
 
 

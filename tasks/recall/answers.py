@@ -364,15 +364,15 @@ def _unaddressed(text: str) -> str:
 def _names_said(text: str) -> bool:
     """Might `text` say a name to the listener (`_addressed`)? True for a text with a CJK
     sentence end (the split cuts it without a space) or a space at either end (an empty
-    sentence); else a look at each word `_NAMED_RE` finds, not a loop over every word: a
+    sentence); else a look at each word ending in `_ADDRESS_ENDS`, not a loop over every word: a
     sentence starts at the text's start or after a word ending in `.`, `!` or `?` (where the
     split cuts), so a word's place in its sentence is read off the two words before it."""
     if "。" in text or "！" in text or "？" in text or text != text.strip():  # a CJK sentence end
         return True
-    for match in _NAMED_RE.finditer(text):
-        if not _name_said(match.group().lstrip()):  # a non-ASCII space may open the match
+    for match in _SET_OFF_RE.finditer(text):  # each word ending in `_ADDRESS_ENDS`, once
+        *before, word = text[:match.end()].rsplit(None, 2)[-3:]  # it and the two words before it
+        if not _name_said(word):
             continue
-        before = text[:match.start()].rsplit(None, 2)[-2:]  # the two words before it
         opens = not before or before[-1][-1] in _STOPS  # the first word of its sentence
         second = not opens and (len(before) < 2 or before[0][-1] in _STOPS)
         if opens or second or before[-1].endswith(_SET_OFF):
@@ -380,11 +380,9 @@ def _names_said(text: str) -> bool:
     return False
 
 
+_SET_OFF_RE = re.compile(r"[,!?.，~…]+(?!\S)")  # `_ADDRESS_ENDS` ending a word (a scan for a character first)
 _STOPS = ".!?"  # the sentence ends `_SENTENCE_RE` cuts after a space (its CJK ones are not here)
 _ADDRESS_ENDS = ",!?.，~…"
-# every word `_addressed` can be, and more: a capital (any non-ASCII character may be one), more
-# letters (`str.isalpha` ones are all `[^\W\d_]`), then `_ADDRESS_ENDS`
-_NAMED_RE = re.compile(r"(?<!\S)(?:[A-Z]|[^\x00-\x7f])[^\W\d_]+[,!?.，~…]+(?!\S)")
 
 
 def _addressed(word: str, n: int, words: list[str]) -> bool:
@@ -413,7 +411,7 @@ def _read(result: SearchResult, line: str, number: int) -> tuple | None:
     fact = FACT_DATE_RE.match(line)
     day = iso_date(fact.group(1)) if fact else result.date
     body = line[fact.end():] if fact else _BULLET_RE.sub("", line, count=1)
-    link = _TAIL_LINK_RE.search(body)
+    link = _tail_link(body)
     text = body[:link.start()] if link else body
     at = text.find(": ")
     who = text[:at] if 0 < at < 30 and " " not in text[:at].strip() else ""
@@ -421,6 +419,17 @@ def _read(result: SearchResult, line: str, number: int) -> tuple | None:
     turn = (link.group(1), int(link.group(2)[1:])) if link and link.group(1).endswith(".jsonl") \
         else (result.path, number)
     return day, who, text.strip(), f"{result.path}#L{number}", turn
+
+
+def _tail_link(body: str) -> re.Match | None:
+    """`_TAIL_LINK_RE.search(body)`, tried where it can only start: a link holds no `[`, so at
+    the last `[[`, or at the spaces before it (a search tried every position of the line)."""
+    at = body.rfind("[[")
+    if at < 0:
+        return None
+    while at and body[at - 1].isspace():
+        at -= 1
+    return _TAIL_LINK_RE.match(body, at)
 
 
 def _followed(sources: list[_Line], lines: list[_Line], taken: set, asked: frozenset[str],
