@@ -315,7 +315,7 @@ def said_terms(line: str, said: str, stored: str) -> list[str] | None:
     text (and no Han run: its tokens would come first), the line's tokens are the head's, then
     the text's (no word spans a space), so `said`'s are `stored` without the head's
     (`tests/test_line_terms.py` compares both on every note line of generated workspaces)."""
-    if HAN_RE.search(line) or "[[" in said or unlabelled(said) != said or unmarked(said) != said:
+    if not line.isascii() and HAN_RE.search(line) or "[[" in said or unlabelled(said) != said or unmarked(said) != said:
         return None
     who, rest = split_line(searchable_text(line))
     said_by, text = split_line(said, True)
@@ -349,7 +349,9 @@ def _unaddressed(text: str) -> str:
     it is (the speaker counts as the index counts it). The words come back joined by single
     spaces; a text with no name said is read without a loop over its words (`_names_said`),
     and returned as it is when already spaced so."""
-    if not _names_said(text):
+    if not _names_said(text):  # then it has no space at either end
+        if "  " not in text and text.isprintable():  # single-spaced: a space but " " is unprintable
+            return text
         spaced = " ".join(text.split())
         return text if spaced == text else spaced
     out = []
@@ -369,18 +371,21 @@ def _names_said(text: str) -> bool:
     split cuts), so a word's place in its sentence is read off the two words before it."""
     if "。" in text or "！" in text or "？" in text or text != text.strip():  # a CJK sentence end
         return True
-    for match in _SET_OFF_RE.finditer(text):  # each word ending in `_ADDRESS_ENDS`, once
-        *before, word = text[:match.end()].rsplit(None, 2)[-3:]  # it and the two words before it
-        if not _name_said(word):
-            continue
-        opens = not before or before[-1][-1] in _STOPS  # the first word of its sentence
-        second = not opens and (len(before) < 2 or before[0][-1] in _STOPS)
-        if opens or second or before[-1].endswith(_SET_OFF):
-            return True
+    last = len(text) - 1
+    for end in _ADDRESS_ENDS:  # each word ending in one (`str.find` scans faster than a pattern)
+        at = text.find(end)
+        while at >= 0:
+            if at == last or text[at + 1].isspace():
+                *before, word = text[:at + 1].rsplit(None, 2)[-3:]  # it and the two words before it
+                if _name_said(word):
+                    opens = not before or before[-1][-1] in _STOPS  # the first word of its sentence
+                    second = not opens and (len(before) < 2 or before[0][-1] in _STOPS)
+                    if opens or second or before[-1].endswith(_SET_OFF):
+                        return True
+            at = text.find(end, at + 1)
     return False
 
 
-_SET_OFF_RE = re.compile(r"[,!?.，~…]+(?!\S)")  # `_ADDRESS_ENDS` ending a word (a scan for a character first)
 _STOPS = ".!?"  # the sentence ends `_SENTENCE_RE` cuts after a space (its CJK ones are not here)
 _ADDRESS_ENDS = ",!?.，~…"
 
