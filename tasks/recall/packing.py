@@ -254,7 +254,7 @@ def _unit(path: str, end_line: int, text: str, offset: int) -> tuple:
     """`unit_of`'s fields, remembered across searches (a unit depends only on the hit's text and
     place) as a plain tuple of strings and numbers, which the garbage collector stops walking
     after its first look (a `Unit` or a set it walks in every full collection)."""
-    line = text.split("\n")[offset]
+    line = _split(text)[offset]
     number = _line_number(path, end_line, text, offset)
     turn = path.endswith(".jsonl")
     whole = piece_of(line) is None if turn else not _has_fragments(text)
@@ -274,7 +274,7 @@ def block(result: SearchResult, offsets: list[int], texts: dict[int, str] | None
     are written once: when every chosen line ends with a link into one source (a daily note's
     session log), the header names it (`<- [[session/dialog/x.jsonl]]`) and each line keeps
     only its anchor (`#L13`); `expand` writes the links out again."""
-    lines = result.text.split("\n")
+    lines = _split(result.text)
     first, last = line_number(result, min(offsets)), line_number(result, max(offsets))
     # the innermost heading says what the lines are ("Facts", "Said by Melanie", a digest
     # node's subject); the note's title is in its path already
