@@ -48,6 +48,7 @@ from memflow.tasks.recall.timeline import newest_first, newest_lines, within
 
 GAP = "…"
 KEEP = 0.3
+_DIGITS = frozenset("0123456789")
 
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
@@ -363,7 +364,17 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         the next line, only to the line's own trailing punctuation or spaces, which
         `line + "\\n"` keeps together (tests/test_packing.py)."""
         parts = text.split("\n")
-        return sum(count(part + "\n") for part in parts[:-1]) + count(parts[-1])
+        return sum(map(line_tokens, parts[:-1])) + count(parts[-1])
+
+    def line_tokens(part: str) -> int:
+        """`count(part + "\\n")`; a header `[PATH:L12-L14] ...` as its path's `[PATH:L`
+        (counted once per path, which `tokens.block_floor` counts too) and the rest: the
+        pre-tokenizer ends a piece between a letter and a digit and looks at nothing before a
+        piece, so the header's pieces are the two parts' (tests/test_monotone_packing.py)."""
+        at = part.find(":L") if part.startswith("[") else -1
+        if at > 0 and part[at + 2:at + 3] in _DIGITS:
+            return count(part[:at + 2]) + count(part[at + 2:] + "\n")
+        return count(part + "\n")
 
     @lru_cache(maxsize=None)
     def scores_of(i: int) -> list[float]:
