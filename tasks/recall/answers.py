@@ -29,6 +29,7 @@ import re
 from itertools import zip_longest
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date
 
 from memflow.schemas.recall import SearchResult
@@ -81,15 +82,22 @@ class Head:
 @dataclass(frozen=True, slots=True)
 class Answer:
     """One answering line: where it is (`hit`: the result's index, `offset`: its line in the
-    hit's text), its day, the turn it is (path, line), its score, and what of it is shown (the
-    sentences that answer, `…` for the others; the whole line's words when all are)."""
+    hit's text), its day, the turn it is (path, line), its score, and what of it is shown
+    (`shown`: the sentences holding one of the `asked` terms, `…` for the others; the whole
+    line's words when all are), worked out when first asked for: an opening shows a few of
+    the twenty-odd answers a search finds."""
     hit: int
     offset: int
     day: date | None
     turn: tuple[str, int]
     score: float
     text: str
-    shown: str
+    asked: frozenset[str] = frozenset()
+    terms_of: Callable[[str], list[str]] | None = None
+
+    @property
+    def shown(self) -> str:
+        return _shown(self.text, self.asked, self.terms_of) if self.terms_of is not None else self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +175,8 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     followed = _followed(by_score[:FOLLOW], lines, set(order), asked, head.idf)
     order.update(dict.fromkeys(line.key for line in followed))
     lines_of = {line.key: line for line in _not_restated(by_score + followed)}
-    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.key], line.text,
-                   _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order) if line]
+    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.key], line.text, asked, terms_of)
+            for line in map(lines_of.get, order) if line]
 
 
 _LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#L(\d+)")
@@ -503,6 +511,11 @@ def _no_echoes(lines: list[_Line], asked: frozenset[str], drop: bool = True) -> 
             said.setdefault(line.day, set()).update(asked.intersection(line.counts))
     return [line for line in lines if line.who.lower() != "assistant"
             or not asked.intersection(line.counts) <= said.get(line.day, set())]
+
+
+@lru_cache(maxsize=1024)  # an opening renders each answer it tries again with every one after it
+def _shown(text: str, asked: frozenset[str], terms_of: Callable[[str], list[str]]) -> str:
+    return _sentences(text, asked, terms_of)
 
 
 def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list[str]]) -> str:

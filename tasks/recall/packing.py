@@ -88,7 +88,12 @@ def _indexed_lines(result: SearchResult) -> dict[str, str]:
     indexed = result._indexed  # noqa: SLF001 (set by recall.hybrid, never serialized)
     if not indexed or indexed[1] is None:
         return {}
-    lines, terms = indexed[0].split("\n"), indexed[1].split("\n")
+    return _terms_by_line(*indexed)
+
+
+@lru_cache(maxsize=256)  # the hits in hand: `answers` and `_lines` both read a new hit's (read only)
+def _terms_by_line(text: str, terms: str) -> dict[str, str]:
+    lines, terms = text.split("\n"), terms.split("\n")
     return dict(zip(lines, terms)) if len(lines) == len(terms) else {}
 
 
