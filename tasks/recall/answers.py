@@ -322,7 +322,7 @@ def said_terms(line: str, said: str, stored: str) -> list[str] | None:
     speaker and the line's text, link taken off, is some head ending in a space then `said`'s
     text (and no Han run: its tokens would come first), the line's tokens are the head's, then
     the text's (no word spans a space), so `said`'s are `stored` without the head's
-    (`tests/test_line_terms.py` compares both on every note line of generated workspaces)."""
+    (`tests/test_line_terms.py` compares both on random note lines)."""
     if not line.isascii() and HAN_RE.search(line) or "[[" in said or unlabelled(said) != said or unmarked(said) != said:
         return None
     who, rest = split_line(searchable_text(line))
