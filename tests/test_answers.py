@@ -234,7 +234,7 @@ def test_the_words_said_to_the_listener_come_off_as_one_loop_over_every_word_tak
 
     rng = random.Random(11)
     pieces = ["Melanie", "Jo", "hey", "thanks", "Porto", "USA", "Émile", "éclair", "Łukasz", "x2", "R2D2", "the",
-              "我们", "好", "。", "！", "？", ",", "，", "!", "?", ".", "~", "…", "“", "”", "'", ":", " ", "  ", "\t", "\n"]
+              "我们", "好", "。", "！", "？", ",", "，", "!", "?", ".", "~", "…", "“", "”", "'", ":", " ", "  ", "\t", "\n", "\u00a0"]
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) + rng.choice(["", " ", ""]) for _ in range(rng.randint(0, 14)))
         assert _unaddressed(text) == one_loop(text), repr(text)

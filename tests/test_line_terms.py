@@ -151,14 +151,16 @@ def test_line_text_equals_its_one_pattern_definition_on_random_lines():
 
 
 def test_a_lines_tail_link_is_what_a_pattern_search_finds_on_random_lines():
-    from memflow.tasks.recall import packing
+    from memflow.tasks.recall import answers, packing
 
     rng = random.Random(SEEDS[-1])
     pieces = ["- ", "[[a.md#L3]]", "[[b.jsonl#L2-L4,L9]]", "[[c|x]]", "[[[d.md#L1]]", "[", "]]", "#L5", " ",
-              "\n", "[[e.md#L1", *(word(rng) for _ in range(10))]
+              "\n", "[[e.md#L1", "\t", "\u00a0", "[[f.jsonl#L7|x]]", *(word(rng) for _ in range(10))]
     for _ in range(50_000):
         line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         want, got = packing._TAIL_LINK_RE.search(line), packing._tail_link(line)
+        assert (want and (want.span(), want.groups())) == (got and (got.span(), got.groups())), repr(line)
+        want, got = answers._TAIL_LINK_RE.search(line), answers._tail_link(line)  # spaces before it too
         assert (want and (want.span(), want.groups())) == (got and (got.span(), got.groups())), repr(line)
 
 
@@ -199,3 +201,65 @@ def test_line_terms_in_one_pass_are_the_terms_line_by_line():
     for _ in range(2000):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 40)))
         assert text_line_terms(text) == joined_words(text_line_words(text)), text
+
+
+def test_a_note_lines_answer_terms_read_off_its_stored_terms_are_the_ones_tokenizing_gives():
+    """`answers.said_terms` takes what a note line says off the terms the index stored for the
+    whole line (without tokenizing it again); on random lines of bullets, dates, speakers
+    (capitalised, lower-case, two words), names said to the listener, colons, links with and
+    without labels, Han text and odd spacing, what it gives is what tokenizing the line's words
+    gives, or None; and lines are read off."""
+    from types import SimpleNamespace
+
+    from memflow.tasks.ground.speakers import line_words, text_line_terms
+    from memflow.tasks.recall.answers import _read, _unaddressed, said_terms
+    from memflow.tasks.recall.replaced import unlabelled
+
+    rng = random.Random(SEEDS[0])
+    vocab = [word(rng) for _ in range(200)]
+    heads = ["- ", "- ", "* ", "  - ", "- 2026-03-04: ", "  - until 2026-03-01: ", "-  ", "+ "]
+    speakers = ["", "", "Ana: ", "Mary Ann: ", "user: ", "Émile: ", "Jo Jo Jo: ", "x: "]
+    tails = ["", " [[session/dialog/s1.jsonl#L3]]", " [[daily/2026-03-01/a.md#L2-L4]]", "[[a.md#L3|said]]",
+             " [[b.md]]", "  ", " [[c.jsonl#L2]] ", " [[d.md#L5]] [[e.md#L6]]"]
+    extras = ["", "", "Hey Melanie, ", "Thanks, Jo! ", "note: ", "part ", "(replaced 2026-03-02) ",
+              "我们的 ", "我们。", "a_b ", "x2 ", "“Ana,” ", "\u00a0"]
+    read_off = plain = 0
+    for _ in range(20_000):
+        text = rng.choice(extras) + sentence(rng, vocab) + rng.choice(["", " " + rng.choice(extras)])
+        line = rng.choice(heads) + rng.choice(speakers) + text + rng.choice(tails)
+        read = _read(SimpleNamespace(path="daily/2026-03-01/a.md", date=None), line, 3)
+        if read is None:
+            continue
+        _, who, said_text, _, _ = read
+        said = f"{who}: {_unaddressed(said_text)}" if who else _unaddressed(said_text)
+        got = said_terms(line, said, text_line_terms(line))
+        plain += 1
+        if got is not None:
+            read_off += 1
+            assert got == line_words(unlabelled(said), "bigram", True), repr(line)
+    assert read_off > plain / 20, (read_off, plain)  # (most of its lines hold a link or Han text)
+
+
+def test_the_turns_notes_cite_are_read_for_many_logs_at_once_as_for_each_alone(settings, lay):
+    """`hybrid.noted_logs` reads the turns note lines cite of many session logs in one lookup
+    of the link table; it gives what a lookup per log gives (`noted_turns`), which is what the
+    notes' provenance links say, and None for a log no note cites."""
+    import re
+
+    from memflow.tasks.recall.hybrid import noted_logs, noted_turns
+
+    rng = random.Random(SEEDS[0])
+    vocab = sorted({word(rng) for _ in range(400)})
+    write_workspace(lay, rng, vocab, sorted({w.capitalize() for w in vocab if w.isalpha()})[:50])
+    run_index(settings)
+    cited: dict[str, set[int]] = {}
+    for note in (lay.root / "daily").rglob("*.md"):
+        for log, n in re.findall(r"\[\[(session/dialog/s\d\.jsonl)#L(\d+)\]\]", note.read_text()):
+            cited.setdefault(log, set()).add(int(n))
+    logs = [f"session/dialog/s{n}.jsonl" for n in range(4)] + ["session/dialog/never.jsonl"]
+    many = noted_logs(settings)(logs + logs[:2])
+    keyword.current(indexing.keyword_dir(lay, settings)).masks.pop("noted-turns")
+    one = noted_turns(settings)
+    assert many == {log: one(log) for log in logs}
+    assert many == {log: frozenset(cited[log]) if log in cited else None for log in logs}
+    assert sum(value is not None for value in many.values()) >= 2

@@ -226,3 +226,27 @@ def test_no_text_costs_fewer_tokens_than_its_words(seed):
         line = rng.choice(["- ", "user: ", "- 2026-03-04: ", ""]) + line + rng.choice(["", ".", " [[daily/x.md#L3]]"])
         assert least_tokens(line) <= count_tokens(line), line
     assert tight > 50, tight  # reached, not only a bound
+
+
+def test_a_header_counts_as_its_paths_prefix_and_the_rest():
+    """Packing counts a block's header `[PATH:L12-L14] ...` as `[PATH:L` (one count per path,
+    which `block_floor` makes too) plus the rest: exact for cl100k whatever the path's
+    characters (letters, digits, punctuation, spaces, CJK, emoji, a `:L` and digits of its own),
+    since the pre-tokenizer ends a piece between a letter and a digit."""
+    from memflow.tasks.recall.packing import block
+
+    rng = random.Random(13)
+    alphabet = "abcXYZ019 _-.:/[]()#^é中文🙂\t'\"Ls"
+    for n in range(20000):
+        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))).strip() or "x"
+        start = rng.choice([1, 9, 12, 345, 99999])
+        hit = SearchResult(id=str(n), path=path, start_line=start, end_line=start, text=line, score=1.0,
+                           heading_path=rng.choice(["", "# A", "## b > ### C"]))
+        header = block(hit, [0]).split("\n")[0]
+        assert header.startswith(f"[{path}:L{start}")
+        cuts = [at + 2 for at in range(len(header) - 2) if header[at:at + 2] == ":L" and header[at + 2] in "0123456789"]
+        assert cuts, header
+        for cut in cuts:  # packing cuts at the first: every one is exact
+            assert count_tokens(header + "\n") == count_tokens(header[:cut]) + count_tokens(
+                header[cut:] + "\n"), header

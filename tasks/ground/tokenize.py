@@ -20,6 +20,7 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # `9点有汽车保养` gives `9` and the Han run `点有汽车保养`).
 _WORD_RE = re.compile(rf"[{_HAN}]+|[^\W_{_HAN}]+(?:_+[^\W_{_HAN}]+)*", re.UNICODE)
 _HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+HAN_RE = _HAN_RE  # a Han character: its tokens come first in `tokenize`'s list
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # capitals and a plural "s" ("VMs", "APIs", "GPUs"): an acronym's plural, not a camelCase
 # identifier (its parts were "v" and "ms", so "How many VMs" matched every "310 ms")

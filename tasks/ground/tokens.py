@@ -58,7 +58,7 @@ def block_floor(path: str) -> int:
     a digit; every earlier piece ends inside the prefix), so the prefix's tokens are the
     header's first ones; four more pieces follow (the first number, `-L`, the last number,
     `]`), then the line, at least one (tests/test_monotone_packing.py, on random paths)."""
-    return max(BLOCK_FLOOR, count_tokens(f"[{path}:L") + 5)
+    return max(BLOCK_FLOOR, count_line_tokens(f"[{path}:L") + 5)  # a header's own count reads it too
 
 
 def least_tokens(text: str) -> int:

@@ -26,17 +26,18 @@ about an event, which ranked evidence with its neighbours answers better (`recal
 from __future__ import annotations
 
 import re
-from collections import Counter
 from itertools import zip_longest
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date
 
 from memflow.schemas.recall import SearchResult
-from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date
-from memflow.tasks.ground.speakers import MARK, speaker_tokens
+from memflow.tasks.ground.markdown import FACT_DATE_RE, HISTORY_DATE_RE, iso_date, searchable_text
+from memflow.tasks.ground.speakers import MARK, speaker_tokens, split_line
+from memflow.tasks.ground.tokenize import HAN_RE, tokenize
 from memflow.tasks.ground.transcript import is_code, piece_of, unmarked
-from memflow.tasks.recall.replaced import is_replaced
+from memflow.tasks.recall.replaced import is_replaced, unlabelled
 from memflow.tasks.recall.timeline import within
 
 AFTER = 2  # sentences kept after one holding a question's term (the value follows its subject)
@@ -67,27 +68,36 @@ class Head:
     capture found a statement in; None when no note cites that log), `tokens` (the most the
     opening takes), `as_of` (no line said later opens it), `digest` (the folder of the dream's
     nodes, whose facts restate daily lines and turns) and `cites(path, line)` (the places a note
-    line's provenance links cite: how a digest fact reaches the turn it restates)."""
+    line's provenance links cite: how a digest fact reaches the turn it restates). `logs`, when
+    given: `noted` of many logs at once (what a search meeting ~50 new hits reads in one go)."""
     idf: Callable[[str], float]
     noted: Callable[[str], frozenset[int] | None]
     tokens: int
     as_of: date | None = None
     digest: str = "digest"
     cites: Callable[[str, int], frozenset] | None = None
+    logs: Callable[[list[str]], dict[str, frozenset[int] | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
     """One answering line: where it is (`hit`: the result's index, `offset`: its line in the
-    hit's text), its day, the turn it is (path, line), its score, and what of it is shown (the
-    sentences that answer, `…` for the others; the whole line's words when all are)."""
+    hit's text), its day, the turn it is (path, line), its score, and what of it is shown
+    (`shown`: the sentences holding one of the `asked` terms, `…` for the others; the whole
+    line's words when all are), worked out when first asked for: an opening shows a few of
+    the twenty-odd answers a search finds."""
     hit: int
     offset: int
     day: date | None
     turn: tuple[str, int]
     score: float
     text: str
-    shown: str
+    asked: frozenset[str] = frozenset()
+    terms_of: Callable[[str], list[str]] | None = None
+
+    @property
+    def shown(self) -> str:
+        return _shown(self.text, self.asked, self.terms_of) if self.terms_of is not None else self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +144,10 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     `window`: the days the question asks about (only lines said then answer it, when one of
     them holds a term of it)."""
     asked = frozenset(t for t, w in weights.items() if w > 0)
+    logs = [result.path for result in results if result.path.endswith(".jsonl")]
+    noted = head.logs(logs) if head.logs is not None else {path: head.noted(path) for path in logs}
     lines = _one_per_turn([line for i, result in enumerate(results)
-                           for line in _candidates(i, result, line_of, head, terms_of, indexed)])
+                           for line in _candidates(i, result, line_of, head, terms_of, indexed, noted)])
     lines = _evidence_held(lines, results, head)
     if window is not None:
         inside = [line for line in lines if line.day and within(line.day, window)]
@@ -163,8 +175,8 @@ def answers(results: list[SearchResult], weights: dict[str, float], terms_of: Ca
     followed = _followed(by_score[:FOLLOW], lines, set(order), asked, head.idf)
     order.update(dict.fromkeys(line.key for line in followed))
     lines_of = {line.key: line for line in _not_restated(by_score + followed)}
-    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.key], line.text,
-                   _sentences(line.text, asked, terms_of)) for line in map(lines_of.get, order) if line]
+    return [Answer(line.hit, line.offset, line.day, line.turn, scored[line.key], line.text, asked, terms_of)
+            for line in map(lines_of.get, order) if line]
 
 
 _LINK_RE = re.compile(r"\[\[([^\[\]#|]+)#L(\d+)")
@@ -237,10 +249,14 @@ def _bm25(lines: list[_Line], weights: dict[str, float], assistant: float = ASSI
 
 def _candidates(i: int, result: SearchResult, line_of: Callable[[SearchResult, int], int], head: Head,
                 terms_of: Callable[[str], list[str]],
-                indexed: Callable[[SearchResult], dict[str, str]] | None = None) -> list[_Line]:
+                indexed: Callable[[SearchResult], dict[str, str]] | None = None,
+                logs: dict[str, frozenset[int] | None] | None = None) -> list[_Line]:
     """Each line of hit i that is a transcript turn capture found a statement in (when its log
-    was captured into notes), a daily line or a current digest fact."""
-    noted = head.noted(result.path) if result.path.endswith(".jsonl") else None
+    was captured into notes), a daily line or a current digest fact; `logs`: `head.noted` of the
+    hits' logs, when read already."""
+    transcript = result.path.endswith(".jsonl")
+    noted = (logs[result.path] if logs is not None and result.path in logs else head.noted(result.path)) \
+        if transcript else None
     return [_Line(i, *read) for read in _readings(result, line_of, terms_of, indexed)
             if not (head.as_of and read[1] and read[1] > head.as_of or noted is not None and read[5][1] not in noted)]
 
@@ -270,7 +286,7 @@ def _readings(result: SearchResult, line_of: Callable[[SearchResult, int], int],
         return found
     out = []
     transcript = result.path.endswith(".jsonl")
-    known = indexed(result) if transcript and indexed else {}
+    known = indexed(result) if indexed else {}
     for offset, line in enumerate(result.text.split("\n")):
         if not line.strip() or line.startswith(("#", "[")) or is_replaced(line) or HISTORY_DATE_RE.match(line):
             continue
@@ -279,14 +295,59 @@ def _readings(result: SearchResult, line_of: Callable[[SearchResult, int], int],
             continue
         day, who, text, source, turn = read
         said = f"{who}: {_unaddressed(text)}" if who else _unaddressed(text)
-        stored = known.get(said) if said == line else None  # the whole turn as indexed: its terms are stored
-        terms = stored.split() if stored is not None else terms_of(said)
+        if transcript:  # the whole turn as indexed: its terms are stored
+            stored = known.get(said) if said == line else None
+            terms = stored.split() if stored is not None else terms_of(said)
+        else:  # a note line: what it says is its stored terms without its bullet's and date's
+            stored = known.get(line)
+            terms = (stored is not None and said_terms(line, said, stored)) or terms_of(said)
         piece = piece_of(line) if transcript else None
-        out.append((offset, day, who, text, source, turn, dict(Counter(terms)), len(terms), piece[1] if piece else 0))
+        counts: dict[str, int] = {}  # as `dict(Counter(terms))`, at a fraction of its cost on a dozen terms
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+        out.append((offset, day, who, text, source, turn, counts, len(terms), piece[1] if piece else 0))
     if len(table) >= _READINGS_KEPT:
         del table[next(iter(table))]
     found = table[key] = tuple(out)
     return found
+
+
+def said_terms(line: str, said: str, stored: str) -> list[str] | None:
+    """The terms of `said` (what a note `line` says: its words after its bullet, date and
+    speaker, before its tail link; `_read`) as a search term list gives them to a transcript
+    line (`speakers.line_words(said, kind, True)`), read off `stored`, the terms the index stored
+    for the whole line (`line_words(line, kind)`), or None where that cannot be told.
+
+    Both are the tokens of a text then the speaker's marked tokens. Where the two find the same
+    speaker and the line's text, link taken off, is some head ending in a space then `said`'s
+    text (and no Han run: its tokens would come first), the line's tokens are the head's, then
+    the text's (no word spans a space), so `said`'s are `stored` without the head's
+    (`tests/test_line_terms.py` compares both on random note lines)."""
+    if not line.isascii() and HAN_RE.search(line) or "[[" in said or unlabelled(said) != said or unmarked(said) != said:
+        return None
+    who, rest = split_line(searchable_text(line))
+    said_by, text = split_line(said, True)
+    if said_by != who:
+        return None
+    core, text = rest.rstrip(), text.rstrip()
+    start = len(core) - len(text)
+    if not text or start <= 0 or not core.endswith(text) or not core[start - 1].isspace():
+        return None
+    head = _head_tokens(core[:start])
+    terms = stored.split()
+    return terms[len(head):] if terms[:len(head)] == head else None
+
+
+_HEADS: dict[str, list[str]] = {}
+
+
+def _head_tokens(head: str) -> list[str]:
+    """A note line's bullet and date (`- `, `- 2024-05-01: `): a few kinds in a workspace."""
+    if head not in _HEADS:
+        if len(_HEADS) >= 4096:
+            _HEADS.clear()
+        _HEADS[head] = tokenize(head)
+    return _HEADS[head]
 
 
 def _unaddressed(text: str) -> str:
@@ -294,11 +355,13 @@ def _unaddressed(text: str) -> str:
     Hannah, ...", "Thanks, Jo!"): a capitalised word set off by punctuation, opening a sentence
     or after its first word or a comma. Who is addressed is not what a line is about; who said
     it is (the speaker counts as the index counts it). The words come back joined by single
-    spaces; a text already spaced so, with no word that could be a name said (`_NAMED_RE`) and
-    no CJK sentence end (which the split cuts without a space), is returned as it is: most
-    lines, read without a loop over their words."""
-    if not _NAMED_RE.search(text) and not _CJK_ENDS.intersection(text) and " ".join(text.split()) == text:
-        return text
+    spaces; a text with no name said is read without a loop over its words (`_names_said`),
+    and returned as it is when already spaced so."""
+    if not _names_said(text):  # then it has no space at either end
+        if "  " not in text and text.isprintable():  # single-spaced: a space but " " is unprintable
+            return text
+        spaced = " ".join(text.split())
+        return text if spaced == text else spaced
     out = []
     for sentence in _SENTENCE_RE.split(text):
         words = sentence.split()
@@ -308,17 +371,41 @@ def _unaddressed(text: str) -> str:
     return " ".join(out)
 
 
+def _names_said(text: str) -> bool:
+    """Might `text` say a name to the listener (`_addressed`)? True for a text with a CJK
+    sentence end (the split cuts it without a space) or a space at either end (an empty
+    sentence); else a look at each word ending in `_ADDRESS_ENDS`, not a loop over every word: a
+    sentence starts at the text's start or after a word ending in `.`, `!` or `?` (where the
+    split cuts), so a word's place in its sentence is read off the two words before it."""
+    if "。" in text or "！" in text or "？" in text or text != text.strip():  # a CJK sentence end
+        return True
+    last = len(text) - 1
+    for end in _ADDRESS_ENDS:  # each word ending in one (`str.find` scans faster than a pattern)
+        at = text.find(end)
+        while at >= 0:
+            if at == last or text[at + 1].isspace():
+                *before, word = text[:at + 1].rsplit(None, 2)[-3:]  # it and the two words before it
+                if _name_said(word):
+                    opens = not before or before[-1][-1] in _STOPS  # the first word of its sentence
+                    second = not opens and (len(before) < 2 or before[0][-1] in _STOPS)
+                    if opens or second or before[-1].endswith(_SET_OFF):
+                        return True
+            at = text.find(end, at + 1)
+    return False
+
+
+_STOPS = ".!?"  # the sentence ends `_SENTENCE_RE` cuts after a space (its CJK ones are not here)
 _ADDRESS_ENDS = ",!?.，~…"
-# every word `_addressed` can be, and more: a capital (any non-ASCII character may be one), more
-# letters (`str.isalpha` ones are all `[^\W\d_]`), then `_ADDRESS_ENDS`
-_NAMED_RE = re.compile(r"(?<!\S)(?:[A-Z]|[^\x00-\x7f])[^\W\d_]+[,!?.，~…]+(?!\S)")
-_CJK_ENDS = frozenset("。！？")
 
 
 def _addressed(word: str, n: int, words: list[str]) -> bool:
+    return _name_said(word) and (n <= 1 or words[n - 1].endswith(_SET_OFF))
+
+
+def _name_said(word: str) -> bool:
+    """A capitalised word set off by punctuation: a name, if said to the listener."""
     bare = word.rstrip(_ADDRESS_ENDS)
-    return bare != word and bare.isalpha() and bare[:1].isupper() and bare[1:].islower() \
-        and (n <= 1 or words[n - 1].endswith(_SET_OFF))
+    return bare != word and bare.isalpha() and bare[:1].isupper() and bare[1:].islower()
 
 
 def _read(result: SearchResult, line: str, number: int) -> tuple | None:
@@ -337,7 +424,7 @@ def _read(result: SearchResult, line: str, number: int) -> tuple | None:
     fact = FACT_DATE_RE.match(line)
     day = iso_date(fact.group(1)) if fact else result.date
     body = line[fact.end():] if fact else _BULLET_RE.sub("", line, count=1)
-    link = _TAIL_LINK_RE.search(body)
+    link = _tail_link(body)
     text = body[:link.start()] if link else body
     at = text.find(": ")
     who = text[:at] if 0 < at < 30 and " " not in text[:at].strip() else ""
@@ -345,6 +432,17 @@ def _read(result: SearchResult, line: str, number: int) -> tuple | None:
     turn = (link.group(1), int(link.group(2)[1:])) if link and link.group(1).endswith(".jsonl") \
         else (result.path, number)
     return day, who, text.strip(), f"{result.path}#L{number}", turn
+
+
+def _tail_link(body: str) -> re.Match | None:
+    """`_TAIL_LINK_RE.search(body)`, tried where it can only start: a link holds no `[`, so at
+    the last `[[`, or at the spaces before it (a search tried every position of the line)."""
+    at = body.rfind("[[")
+    if at < 0:
+        return None
+    while at and body[at - 1].isspace():
+        at -= 1
+    return _TAIL_LINK_RE.match(body, at)
 
 
 def _followed(sources: list[_Line], lines: list[_Line], taken: set, asked: frozenset[str],
@@ -413,6 +511,11 @@ def _no_echoes(lines: list[_Line], asked: frozenset[str], drop: bool = True) -> 
             said.setdefault(line.day, set()).update(asked.intersection(line.counts))
     return [line for line in lines if line.who.lower() != "assistant"
             or not asked.intersection(line.counts) <= said.get(line.day, set())]
+
+
+@lru_cache(maxsize=1024)  # an opening renders each answer it tries again with every one after it
+def _shown(text: str, asked: frozenset[str], terms_of: Callable[[str], list[str]]) -> str:
+    return _sentences(text, asked, terms_of)
 
 
 def _sentences(text: str, wanted: frozenset[str], terms_of: Callable[[str], list[str]]) -> str:

@@ -115,6 +115,12 @@ def last_day(filters: Filters) -> date | None:
 def row_mask(index: keyword.KeywordIndex, filters: Filters, tokenizer: str = "bigram") -> np.ndarray:
     """The filters as a boolean mask over the snapshot's rows, computed once per index."""
     key = filters.model_dump_json()
+    if key not in index.masks and filters.since:
+        # a search for values said later asks from the day after its hit: a new day each query,
+        # the rest of its filters the same (a null date is false either way: `pc.and_` is not Kleene)
+        later = pc.greater_equal(index.docs["date"], pa.scalar(filters.since))
+        index.masks[key] = row_mask(index, filters.model_copy(update={"since": None}), tokenizer) \
+            & pc.fill_null(later, False).to_numpy(zero_copy_only=False)
     if key not in index.masks:
         mask = filter_mask(index.docs, filters)
         if filters.speaker:  # the speaker is in the terms, as marked tokens
@@ -231,8 +237,9 @@ def answer_head(settings: Settings, query: str, as_of: date | None = None) -> He
     when `pack_answers_tokens` is 0 or the question asks about the past (`answers.asks_now`)."""
     if not settings.pack_answers_tokens or not (as_of or asks_now(query)):
         return None
-    return Head(term_idf(settings), noted_turns(settings), settings.pack_answers_tokens, as_of,
-                settings.digest_dir, line_citations(settings))
+    logs = noted_logs(settings)
+    return Head(term_idf(settings), lambda path: logs([path])[path], settings.pack_answers_tokens, as_of,
+                settings.digest_dir, line_citations(settings), logs)
 
 
 FOLLOWED_HITS = 5  # the most hits a search for a value said later adds
@@ -645,22 +652,41 @@ def noted_turns(settings: Settings) -> Callable[[str], frozenset[int] | None]:
     """`session log path -> the lines of it a note line cites` (the turns capture found a
     statement in), None for a log no note cites (not captured into notes yet); each log's
     links read once per snapshot (a search meets the same logs query after query)."""
+    many = noted_logs(settings)
+    return lambda path: many([path])[path]
+
+
+def noted_logs(settings: Settings) -> Callable[[list[str]], dict[str, frozenset[int] | None]]:
+    """`noted_turns` of many logs at once: the links of the logs not read yet in this snapshot
+    are found in one lookup of the link table (a packed search meets ~50 hits, most of them
+    new to a process that has not searched for long: a lookup per log was ~2 ms of it)."""
     index = open_index(layout(settings), settings)
     per_log: dict[str, frozenset[int] | None] = index.masks.setdefault("noted-turns", {})  # links do not change
+    spans: dict[str, tuple[int, ...]] = index.masks.setdefault("anchor-lines", {})
 
-    def noted(path: str) -> frozenset[int] | None:
-        if path not in per_log:
-            lines = {n for (anchor,) in _link_columns(index, "target", path, ("anchor",)) if anchor
-                     for a, b in parse_anchor(anchor) for n in range(a, b + 1)}
-            per_log[path] = frozenset(lines) if lines else None
-        return per_log[path]
+    def lines_of(anchor: str) -> tuple[int, ...]:
+        if anchor not in spans:
+            spans[anchor] = tuple(n for a, b in parse_anchor(anchor) for n in range(a, b + 1))
+        return spans[anchor]
+
+    def noted(paths: list[str]) -> dict[str, frozenset[int] | None]:
+        new = sorted({path for path in paths if path not in per_log})
+        if new:
+            found: dict[str, set[int]] = {}
+            for target, anchor in _link_columns(index, "target", new, ("target", "anchor")):
+                if anchor:
+                    found.setdefault(target, set()).update(lines_of(anchor))
+            for path in new:
+                per_log[path] = frozenset(found[path]) if found.get(path) else None
+        return {path: per_log[path] for path in paths}
     return noted
 
 
-def _link_columns(index: keyword.KeywordIndex, column: str, path: str, names: tuple[str, ...]) -> list[tuple]:
-    """The `names` columns of the snapshot's links whose `column` is `path`, one tuple per link
-    in row order (only the columns wanted: a link row has six)."""
-    numbers = rowmaps.live_rows(index, "links", column, [path])
+def _link_columns(index: keyword.KeywordIndex, column: str, path: str | list[str],
+                  names: tuple[str, ...]) -> list[tuple]:
+    """The `names` columns of the snapshot's links whose `column` is `path` (or one of a list
+    of paths), one tuple per link in row order (only the columns wanted: a link row has six)."""
+    numbers = rowmaps.live_rows(index, "links", column, [path] if isinstance(path, str) else path)
     if not len(numbers):
         return []
     return list(zip(*(rowmaps.take_column(index.links.column(name), numbers) for name in names)))

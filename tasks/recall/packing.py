@@ -48,6 +48,7 @@ from memflow.tasks.recall.timeline import newest_first, newest_lines, within
 
 GAP = "…"
 KEEP = 0.3
+_DIGITS = frozenset("0123456789")
 
 
 def line_scores(result: SearchResult, weights: dict[str, float], tokenizer: str) -> list[float]:
@@ -87,7 +88,12 @@ def _indexed_lines(result: SearchResult) -> dict[str, str]:
     indexed = result._indexed  # noqa: SLF001 (set by recall.hybrid, never serialized)
     if not indexed or indexed[1] is None:
         return {}
-    lines, terms = indexed[0].split("\n"), indexed[1].split("\n")
+    return _terms_by_line(*indexed)
+
+
+@lru_cache(maxsize=256)  # the hits in hand: `answers` and `_lines` both read a new hit's (read only)
+def _terms_by_line(text: str, terms: str) -> dict[str, str]:
+    lines, terms = text.split("\n"), terms.split("\n")
     return dict(zip(lines, terms)) if len(lines) == len(terms) else {}
 
 
@@ -254,7 +260,7 @@ def _unit(path: str, end_line: int, text: str, offset: int) -> tuple:
     """`unit_of`'s fields, remembered across searches (a unit depends only on the hit's text and
     place) as a plain tuple of strings and numbers, which the garbage collector stops walking
     after its first look (a `Unit` or a set it walks in every full collection)."""
-    line = text.split("\n")[offset]
+    line = _split(text)[offset]
     number = _line_number(path, end_line, text, offset)
     turn = path.endswith(".jsonl")
     whole = piece_of(line) is None if turn else not _has_fragments(text)
@@ -274,7 +280,7 @@ def block(result: SearchResult, offsets: list[int], texts: dict[int, str] | None
     are written once: when every chosen line ends with a link into one source (a daily note's
     session log), the header names it (`<- [[session/dialog/x.jsonl]]`) and each line keeps
     only its anchor (`#L13`); `expand` writes the links out again."""
-    lines = result.text.split("\n")
+    lines = _split(result.text)
     first, last = line_number(result, min(offsets)), line_number(result, max(offsets))
     # the innermost heading says what the lines are ("Facts", "Said by Melanie", a digest
     # node's subject); the note's title is in its path already
@@ -363,7 +369,17 @@ def hit_packer(results: list[SearchResult], weights: dict[str, float], count: Ca
         the next line, only to the line's own trailing punctuation or spaces, which
         `line + "\\n"` keeps together (tests/test_packing.py)."""
         parts = text.split("\n")
-        return sum(count(part + "\n") for part in parts[:-1]) + count(parts[-1])
+        return sum(map(line_tokens, parts[:-1])) + count(parts[-1])
+
+    def line_tokens(part: str) -> int:
+        """`count(part + "\\n")`; a header `[PATH:L12-L14] ...` as its path's `[PATH:L`
+        (counted once per path, which `tokens.block_floor` counts too) and the rest: the
+        pre-tokenizer ends a piece between a letter and a digit and looks at nothing before a
+        piece, so the header's pieces are the two parts' (tests/test_monotone_packing.py)."""
+        at = part.find(":L") if part.startswith("[") else -1
+        if at > 0 and part[at + 2:at + 3] in _DIGITS:
+            return count(part[:at + 2]) + count(part[at + 2:] + "\n")
+        return count(part + "\n")
 
     @lru_cache(maxsize=None)
     def scores_of(i: int) -> list[float]:
