@@ -92,7 +92,7 @@ _DEGREE = frozenset("so very too quite rather really pretty such much".split())
 # amazing!", "It was so cool", "You're so zorbish!", "Sounds zorbish", "How lovely!". It carries
 # no fact of its own. With "it" or "you" (or no subject) it takes an exclamation or a degree
 # adverb: "It's ready." reports, "You're right." answers.
-_COPULA = (r"(?:is|was|are|were|['’]s|['’]re|(?:will|would|must|might|could|can|may) be|(?:has|have|had) been"
+_COPULA = (r"(?:is|was|are|were|['’]s(?: been)?|['’]re|(?:will|would|must|might|could|can|may) be|(?:has|have|had) been"
            r"|['’]ll be|['’]d be|(?:seem|look|sound|feel)(?:s|ed)?|felt)")
 _EVALUATION_RE = re.compile(
     rf"^(?:(?P<subject>this|that|these|those|it|you)\s*{_COPULA}|(?P<bare>(?:seem|look|sound|feel)s|so|how|too|very))"
@@ -162,9 +162,12 @@ def small_talk(sentence: str, role: str) -> bool:
     if _COURTESY.match(sentence.strip()):
         return True
     # chatter part by part: "Good morning, Melanie!", "Hey Mel, how are you?"
-    # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.")
+    # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.";
+    # a word in lower case only before it, a response that opens the turn: "perfect, will do",
+    # not the answer after it: "yes, tomorrow")
     exclaimed = sentence.rstrip(" ~…").endswith(("!", "！"))
     kinds = [_chatter(part, exclaimed) for part in re.split(r"[,，]\s*", sentence.strip())]
+    kinds = [any(k is True for k in kinds[n + 1:]) if kind == "word" else kind for n, kind in enumerate(kinds)]
     return all(kinds) and any(kind is True for kind in kinds)
 
 
@@ -185,7 +188,7 @@ def _chatter(part: str, exclaimed: bool = False) -> bool | str:
         return "name"  # the listener's name, or an answer ("Porto.", "完美")
     if exclaimed and re.fullmatch(r"[a-z]+", said):
         return "name"  # one word exclaimed: beside chatter it is chatter ("Yeah, zorbish!", "Oh zorbish!")
-    return False
+    return "word" if re.fullmatch(r"[a-z]+", said) else False
 
 
 # interjections opening a part, with the space or comma after each ("no" and "well" open a noun
