@@ -95,8 +95,8 @@ _DEGREE = frozenset("so very too quite rather really pretty such much".split())
 _COPULA = (r"(?:is|was|are|were|['’]s(?: been)?|['’]re|(?:will|would|must|might|could|can|may) be|(?:has|have|had) been"
            r"|['’]ll be|['’]d be|(?:seem|look|sound|feel)(?:s|ed)?|felt)")
 _EVALUATION_RE = re.compile(
-    rf"^(?:(?P<subject>this|that|these|those|it|you)\s*{_COPULA}|(?P<bare>(?:seem|look|sound|feel)s|so|how|too|very))"
-    rf"\s+(?P<predicate>[a-z-]+(?:\s+[a-z-]+)?)$", re.IGNORECASE)
+    rf"^(?i:(?P<subject>this|that|these|those|it|you)\s*{_COPULA}|(?P<bare>(?:seem|look|sound|feel)s|so|how|too|very))"
+    rf"\s+(?P<predicate>[a-z-]+(?:\s+[a-z-]+)?)$")  # (the predicate in lower case: "That's Ana" names her)
 # the same in Chinese: a demonstrative or 它 (or none), a degree adverb (a closed class: 太 真 好
 # 很 挺 超 非常 特别 ...), one or two characters, modal particles ("这太棒了", "真好！")
 _EVALUATION_HAN_RE = re.compile(r"^(?P<subject>这|那|这个|那个|这些|那些|它)?也?(?:真是|真|太|好|很|挺|超|非常|特别|蛮|多么|可|最)"
