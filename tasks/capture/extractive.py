@@ -163,11 +163,12 @@ def small_talk(sentence: str, role: str) -> bool:
         return True
     # chatter part by part: "Good morning, Melanie!", "Hey Mel, how are you?"
     # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.";
-    # a word in lower case only before it, a response that opens the turn: "perfect, will do",
-    # not the answer after it: "yes, tomorrow")
+    # a word in lower case only as the response that opens the turn: "perfect, will do", not
+    # the answer after one: "yes, tomorrow")
     exclaimed = sentence.rstrip(" ~…").endswith(("!", "！"))
     kinds = [_chatter(part, exclaimed) for part in re.split(r"[,，]\s*", sentence.strip())]
-    kinds = [any(k is True for k in kinds[n + 1:]) if kind == "word" else kind for n, kind in enumerate(kinds)]
+    kinds = [any(k is True for k in kinds[1:]) if kind == "word" and n == 0 else kind != "word" and kind
+             for n, kind in enumerate(kinds)]
     return all(kinds) and any(kind is True for kind in kinds)
 
 
