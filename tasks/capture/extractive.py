@@ -1,9 +1,12 @@
 """The offline writer (pure): session-log lines -> StructuredNote without a model.
 
 Keeps every statement verbatim, short ones included ("Call me Jo."); only greetings,
-acknowledgements, bare exclamations and scaffolding ("Here is the code:") are dropped.
+acknowledgements, bare exclamations, evaluations of what came before ("That's amazing!", by
+their structure) and scaffolding ("Here is the code:") are dropped.
 Who said it decides where a sentence goes: the user's statements are sorted into facts,
-decisions, open items and reflections by cue words, the user's questions and requests are kept
+decisions, open items and reflections by grammar (the mood and tense their auxiliaries and
+modals mark, never cue words: every word list here is a closed class or a conversational
+routine), the user's questions and requests are kept
 as such (`questions`), and whatever the assistant or another speaker said goes to `others` under
 their name, never among the user's facts. The note is titled from the salient terms of the
 user's own words and described by its main facts. Each item cites the one log line its sentences

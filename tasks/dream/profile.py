@@ -28,7 +28,7 @@ from memflow.tasks.dream.consolidation import note_facts, speaker, speakers_and_
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.notes import parse_note
-from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.tokenize import INTERJECTIONS, tokenize
 from memflow.tasks.ground.tokens import count_tokens
 from memflow.tasks.ground.workspace import Layout, date_of, kind_of
 from memflow.tasks.stores.files import read_text
@@ -106,8 +106,9 @@ def daily_facts(lay: Layout, settings: Settings, cited: dict[str, set[str]]) -> 
         for source, who, text in parts:
             stated = source in cited and (_said(text) in cited[source] or source not in worded)
             if not stated and _worth_stating(who, text):
+                # (an interjection is no content word: "haha" in two lines says nothing of one thing)
                 said.append((ProfileFact(day.isoformat(), who or "the user", text, source),
-                             frozenset(tokenize(text, settings.keyword_tokenizer))))
+                             frozenset(tokenize(text, settings.keyword_tokenizer)) - INTERJECTIONS))
     return said
 
 
@@ -171,7 +172,7 @@ def render(kept: list[ProfileFact], budget_tokens: int) -> tuple[str, list[Profi
 def current_facts(lay: Layout, settings: Settings, budget_tokens: int) -> list[ProfileFact]:
     """The facts a profile of `budget_tokens` shows (see the module), in the order chosen."""
     facts, cited = digest_facts(lay, settings)
-    said = [(f, frozenset(tokenize(f.text, settings.keyword_tokenizer))) for f in facts]
+    said = [(f, frozenset(tokenize(f.text, settings.keyword_tokenizer)) - INTERJECTIONS) for f in facts]
     said = sorted([*said, *daily_facts(lay, settings, cited)], key=lambda pair: pair[0].date)  # as said
     kept: list[ProfileFact] = []
     used = count_tokens(HEADER)
