@@ -128,11 +128,21 @@ def standing(said: list[tuple[ProfileFact, frozenset[str]]]) -> list[ProfileFact
     last place each (speaker, word) was seen, so a workspace of years costs what it holds."""
     following: list[int | None] = [None] * len(said)
     seen: dict[tuple[str, str], int] = {}
-    for n in range(len(said) - 1, -1, -1):
-        fact, words = said[n]
-        later = [seen[(fact.who, w)] for w in words if (fact.who, w) in seen]
-        following[n] = min(later) if later else None
-        seen.update({(fact.who, w): n for w in words})
+    n = len(said) - 1
+    while n >= 0:
+        # the statements of one line were said at once: none replaces another ("这个月开始我不喝酒了，
+        # ... 喝酒真的太影响第二天状态了"), only those of a later line do
+        first = n
+        while first > 0 and said[first - 1][0].source == said[n][0].source:
+            first -= 1
+        for m in range(n, first - 1, -1):
+            fact, words = said[m]
+            later = [seen[(fact.who, w)] for w in words if (fact.who, w) in seen]
+            following[m] = min(later) if later else None
+        for m in range(n, first - 1, -1):
+            fact, words = said[m]
+            seen.update({(fact.who, w): m for w in words})
+        n = first - 1
     counts = [1] * len(said)
     for m, n in enumerate(following):  # in the order said: a statement's count is final when read
         if n is not None:
