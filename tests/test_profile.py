@@ -175,3 +175,18 @@ def test_an_interjection_shared_by_two_statements_replaces_neither(settings, see
     api.capture(said("2026-05-09", f"Haha {friend} would enjoy the {thing.lower()} festival."), "s2", settings)
     shown = api.profile(settings)["text"]
     assert city in shown and friend in shown
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_statements_said_in_one_message_do_not_replace_each_other(settings, seed):
+    """Two statements of one message sharing a word were said at once: both stand, whatever
+    the daily note's sections they went to; a later message's statement still replaces."""
+    rng = random.Random(seed)
+    drink, city, other = (w.lower() for w in words(rng, 3))
+    api.capture(said("2026-06-01", f"This month I gave up {drink} for good. {drink.title()} "
+                     f"always ruined my mornings in {city.title()}."), "s1", settings)
+    shown = api.profile(settings)["text"]
+    assert f"gave up {drink}" in shown and f"ruined my mornings in {city.title()}" in shown
+    api.capture(said("2026-06-08", f"Back on {drink} since the {other} trip."), "s2", settings)
+    shown = api.profile(settings)["text"]
+    assert f"gave up {drink}" not in shown and f"Back on {drink}" in shown
