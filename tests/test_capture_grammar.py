@@ -43,7 +43,8 @@ def test_an_evaluation_is_chatter_by_its_structure_whatever_its_adjective(seed):
         # a participle, a question, or "it" without an exclamation (a report: "It's ready.")
         for kept in (f"That's {name}!", f"That's 40 {noun}s!", f"That's a {adj} {noun}.", f"My {noun} is {adj}.",
                      f"{name} is so {adj}!", f"It's {adj}.", f"It was {adj}ed!", f"Is that {adj}?",
-                     f"I'm so {adj}.", f"{adj.capitalize()}!", f"Yes, {adj}.", f"我太{zh}了", f"{zh}{zh}很{noun}"):
+                     f"I'm so {adj}.", f"{adj.capitalize()}!", f"Yes, {adj}.", "That was yesterday!", "That's mine!",
+                     f"我太{zh}了", f"{zh}{zh}很{noun}"):
             assert not small_talk(kept, "user"), kept
             assert sum(placed(kept).values(), []) == [kept], kept
 

@@ -106,6 +106,10 @@ _EVALUATION_HAN_RE = re.compile(r"^(?P<subject>这|那|这个|那个|这些|那�
                                 r"(?P<predicate>[^\W\d的了是在有我你您他她它们吗呢吧啊不没一]{1,2})(?P<particles>[了啊呀哦呢啦哈嘛]*)$")
 
 
+# a pronoun or a deictic adverb of time is no evaluation ("That's mine", "That was yesterday")
+_DEICTIC = frozenset("mine today tonight tomorrow yesterday".split())
+
+
 def _evaluation(part: str, exclaimed: bool) -> bool:
     """An evaluation of what came before (`_EVALUATION_RE`), in a part without its end
     punctuation."""
@@ -114,7 +118,7 @@ def _evaluation(part: str, exclaimed: bool) -> bool:
         words = match.group("predicate").split()
         adjectives = [w for w in words if w.lower() not in _DEGREE]
         if len(adjectives) != 1 or adjectives[0] in STOPWORDS or adjectives[0] in INDEFINITE_PRONOUNS \
-                or adjectives[0] == "mine" or adjectives[0].endswith("ed"):
+                or adjectives[0] in _DEICTIC or adjectives[0].endswith("ed"):
             return False
         demonstrative = (match.group("subject") or "").lower() not in ("", "it", "you")
         return demonstrative or exclaimed or len(words) > 1 or match.group("bare") is not None
