@@ -63,7 +63,7 @@ def test_a_statement_goes_to_a_section_by_its_mood_and_tense_whatever_its_verb(s
                           f"我们要{verb}这个{noun}。", f"我打算{verb}{noun}。"],
             "open_items": [f"The {noun} must be {verb}ed by Friday.", f"We need to {verb} the {noun}.",
                            f"You should {verb} the {noun} first.", f"I have to {verb} my {noun}.",
-                           f"I haven't {verb}ed the {noun} yet.", f"{noun}需要{verb}。", f"{noun}还没{verb}。"],
+                           f"I haven't {verb}ed the {noun} yet.", f"I would have to {verb} the {noun}.", f"{noun}需要{verb}。", f"{noun}还没{verb}。"],
             "reflections": [f"We should have {verb}ed the {noun}.", f"I could've {verb}ed it sooner.",
                             f"We shouldn't have {verb}ed the {noun}.", f"本该先{verb}{noun}。"],
             "facts": [f"We {verb}ed the {noun}.", f"We decided to {verb} the {noun}.", f"The {noun} must have been {adj}.",

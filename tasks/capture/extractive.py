@@ -50,29 +50,32 @@ _COURTESY = re.compile(r"^(let me know if|feel free to|hope (this|that) helps|gl
 # auxiliary and modal verbs, negation, aspect markers).
 # a reflection: a counterfactual modal perfect, what should or could have been ("We should have
 # tested it", "I could've asked"; "本该早点走", "应该早点走的")
-_REFLECTION = re.compile(r"\b(should|could|would|ought to)(n['’]t| not)?( \w+ly)? (have|['’]?ve)"
-                         r" \w+|\b(should|could|would)(n['’]t)?['’]ve \w+|"
+_REFLECTION = re.compile(r"\b(should|could|would|ought to)(n['’]t| not)?( \w+ly)? (have|['’]?ve) (?!to\b)\w+|"
+                         r"\b(should|could|would)(n['’]t)?['’]ve \w+|"
                          r"本该|本应|本来应该|早该|早应该|应该[^，。！？,!?]{1,16}的(了)?[。！!]?$", re.IGNORECASE)
 # a decision: the first person with a future or volitional auxiliary ("We will migrate it",
 # "I'll", "we're going to", "let's"; "我们要", "我会", "我打算")
-_DECISION = re.compile(r"\b(i|we)( \w+ly| also| then| now| just| still| never)? (will|shall|won['’]t|am( \w+ly)? going to|"
-                       r"are( \w+ly)? going to|am gonna|are gonna)\b|\b(i|we)['’](ll|(m|re)( \w+ly| also| still| just)? (going to|gonna))\b|"
+_DECISION = re.compile(r"\b(i|we)( \w+ly| also| then| now| just| still| never)? "
+                       r"(will|shall|won['’]t|am( \w+ly)? going to|are( \w+ly)? going to|am gonna|are gonna)\b|"
+                       r"\b(i|we)['’](ll|(m|re)( \w+ly| also| still| just)? (going to|gonna))\b|"
                        r"\blet['’]s\b|\blet us\b|(我|我们|咱们)(也|就|还|都|先|再)?(要|会|将|打算|准备)",
                        re.IGNORECASE)
 # an open item: a deontic modal or semi-modal, what must or should still be done ("The invoice
 # must be signed", "we need to call them", "I have to renew it"), or what is not done yet
-# ("not yet", "还没")
+# ("not yet", "还没"); "must have been" infers, it obliges no one
 _OPEN = re.compile(r"\b(must|should)(n['’]t)?\b(?!(n['’]t| not)?( \w+ly)? (have|['’]?ve)\b)(?!['’]ve)|"
                    r"\b(ought to|need to|needs to|have to|has to|had better|gotta)\b|"
-                   r"\bnot (\w+ )?yet\b|n['’]t (\w+ ){1,3}yet\b|需要|必须|应该|(?<![的])(我|我们|咱们|你|你们|他|她|他们|她们)得(?![到出了])|还没|尚未",
+                   r"\bnot (\w+ )?yet\b|n['’]t (\w+ ){1,3}yet\b|"
+                   r"需要|必须|应该|(?<![的])(我|我们|咱们|你|你们|他|她|他们|她们)得(?![到出了])|还没|尚未",
                    re.IGNORECASE)
 # a request to the listener: a politeness marker ("please", "请", "麻烦"), a modal with "you"
 # ("can you", "could you", "你能"), "I <verb> you to", "let me know", or an imperative by shape:
-# a verb, then "me" or "us", then a function word ("Tell me about", "Remind me to", "Show us the";
-# not "Call me Jo." or "Ana told me"); in Chinese, a benefactive coverb with 我 ("帮我查", "给我")
-_REQUEST = re.compile(r"^(please|pls|can you|could you|would you|will you|let me know|"
-                      r"i(['’]d)? \w+ you to)\b|^(?![a-z]*[^s]s )[a-z]+ (me|us) (to|about|what|how|when|where|why|who|which|"
-                      r"if|whether|the|a|an|your|my|our|this|that|these|those|some|all|more|again)\b|"
+# a verb (not one in "-s": "Gives me ..."), then "me" or "us", then a function word ("Tell me
+# about", "Remind me to", "Show us the"; not "Call me Jo." or "Ana told me"); in Chinese, a
+# benefactive coverb with 我 ("帮我查", "给我")
+_REQUEST = re.compile(r"^(please|pls|can you|could you|would you|will you|let me know|i(['’]d)? \w+ you to)\b|"
+                      r"^(?![a-z]*[^s]s )[a-z]+ (me|us) (to|about|what|how|when|where|why|who|which|if|whether|"
+                      r"the|a|an|your|my|our|this|that|these|those|some|all|more|again)\b|"
                       r"^(请|麻烦|能不能|能否|可不可以|(你|您)(能|可以|会))|^(帮|给|替)(我|我们)(?!的)", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]+|[\u3400-\u4dbf\u4e00-\u9fff]+")
 
@@ -87,6 +90,7 @@ def sentences(text: str) -> list[str]:
 # "such", "much"): with the interjections they say how, never what ("Thanks so much!", "Wow, so
 # much!"); an adverb in "-ly" is read by its shape where an evaluation is read (`_evaluation`)
 _DEGREE = frozenset("so very too quite rather really pretty such much".split())
+_NOT_CONTENT = STOPWORDS | INTERJECTIONS | _DEGREE
 # An evaluation of what was said before, by its structure (not by its adjective): "this",
 # "that", "these", "those" or "it" with a form of "be" or a linking verb (a closed class of
 # copulas: "seem", "look", "sound", "feel"), or a linking verb with its subject left out, or a
@@ -95,15 +99,17 @@ _DEGREE = frozenset("so very too quite rather really pretty such much".split())
 # amazing!", "It was so cool", "You're so zorbish!", "Sounds zorbish", "How lovely!". It carries
 # no fact of its own. With "it" or "you" (or no subject) it takes an exclamation or a degree
 # adverb: "It's ready." reports, "You're right." answers.
-_COPULA = (r"(?:is|was|are|were|['’]s(?: been)?|['’]re|(?:will|would|must|might|could|can|may) be|(?:has|have|had) been"
-           r"|['’]ll be|['’]d be|(?:seem|look|sound|feel)(?:s|ed)?|felt)")
-_EVALUATION_RE = re.compile(
-    rf"^(?i:(?P<subject>this|that|these|those|it|you)\s*{_COPULA}|(?P<bare>(?:seem|look|sound|feel)s|so|how|too|very))"
-    rf"\s+(?P<predicate>[a-z-]+(?:\s+[a-z-]+)?)$")  # (the predicate in lower case: "That's Ana" names her)
+_COPULA = (r"(?:is|was|are|were|['’]s(?: been)?|['’]re|(?:will|would|must|might|could|can|may) be"
+           r"|(?:has|have|had) been|['’]ll be|['’]d be|(?:seem|look|sound|feel)(?:s|ed)?|felt)")
+_EVALUATION_RE = re.compile(  # (the predicate in lower case: "That's Ana" names her)
+    rf"^(?i:(?P<subject>this|that|these|those|it|you)\s*{_COPULA}"
+    rf"|(?P<bare>(?:seem|look|sound|feel)s|so|how|too|very))\s+(?P<predicate>[a-z-]+(?:\s+[a-z-]+)?)$")
 # the same in Chinese: a demonstrative or 它 (or none), a degree adverb (a closed class: 太 真 好
 # 很 挺 超 非常 特别 ...), one or two characters, modal particles ("这太棒了", "真好！")
-_EVALUATION_HAN_RE = re.compile(r"^(?P<subject>这|那|这个|那个|这些|那些|它)?也?(?:真是|真|太|好|很|挺|超|非常|特别|蛮|多么|可|最)"
-                                r"(?P<predicate>[^\W\d的了是在有我你您他她它们吗呢吧啊不没一]{1,2})(?P<particles>[了啊呀哦呢啦哈嘛]*)$")
+_EVALUATION_HAN_RE = re.compile(r"^(?P<subject>这|那|这个|那个|这些|那些|它)?也?"
+                                r"(?:真是|真|太|好|很|挺|超|非常|特别|蛮|多么|可|最)"
+                                r"(?P<predicate>[^\W\d的了是在有我你您他她它们吗呢吧啊不没一]{1,2})"
+                                r"(?P<particles>[了啊呀哦呢啦哈嘛]*)$")
 
 
 # a pronoun or a deictic adverb of time is no evaluation ("That's mine", "That was yesterday")
@@ -144,7 +150,7 @@ _CONTRACTION_RE = re.compile(r"['’][A-Za-z]+")  # I'm, you're, we'll: the tail
 def _content_words(sentence: str) -> list[str]:
     bare = _CONTRACTION_RE.sub("", _VOCATIVE_RE.sub("", sentence.strip()))
     return [w for w in re.findall(r"[A-Za-z0-9_]+", bare)
-            if w.lower() not in STOPWORDS and w.lower() not in INTERJECTIONS and w.lower() not in _DEGREE]
+            if w.lower() not in _NOT_CONTENT]
 
 
 def _says_something(sentence: str) -> bool:
@@ -174,8 +180,8 @@ def small_talk(sentence: str, role: str) -> bool:
     # the answer after one: "yes, tomorrow")
     exclaimed = sentence.rstrip(" ~…").endswith(("!", "！"))
     kinds = [_chatter(part, exclaimed) for part in re.split(r"[,，]\s*", sentence.strip())]
-    kinds = [any(k is True for k in kinds[1:]) if kind == "word" and n == 0 else kind != "word" and kind
-             for n, kind in enumerate(kinds)]
+    kinds = [any(k is True for k in kinds[1:]) if kind == "word" and n == 0
+             else kind != "word" and kind for n, kind in enumerate(kinds)]
     return all(kinds) and any(kind is True for kind in kinds)
 
 
@@ -201,8 +207,8 @@ def _chatter(part: str, exclaimed: bool = False) -> bool | str:
 
 # interjections opening a part, with the space or comma after each ("no" and "well" open a noun
 # phrase as often: "No pets!", "Well water")
-_INTERJECTIONS_RE = re.compile(rf"^(?:(?:{'|'.join(sorted(INTERJECTIONS - ALSO_NOT_INTERJECTIONS))})\b[\s,]*)+",
-                               re.IGNORECASE)
+_OPENING_INTERJECTIONS = "|".join(sorted(INTERJECTIONS - ALSO_NOT_INTERJECTIONS))
+_INTERJECTIONS_RE = re.compile(rf"^(?:(?:{_OPENING_INTERJECTIONS})\b[\s,]*)+", re.IGNORECASE)
 
 
 # what makes a short Han part a statement, not a word said in passing: a personal pronoun, a
