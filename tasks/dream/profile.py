@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.dream.consolidation import note_facts, speaker, speakers_and_people, split_fact
@@ -106,10 +107,20 @@ def daily_facts(lay: Layout, settings: Settings, cited: dict[str, set[str]]) -> 
         for source, who, text in parts:
             stated = source in cited and (_said(text) in cited[source] or source not in worded)
             if not stated and _worth_stating(who, text):
-                # (an interjection is no content word: "haha" in two lines says nothing of one thing)
                 said.append((ProfileFact(day.isoformat(), who or "the user", text, source),
-                             frozenset(tokenize(text, settings.keyword_tokenizer)) - INTERJECTIONS))
+                             content_terms(text, settings.keyword_tokenizer)))
     return said
+
+
+def content_terms(text: str, tokenizer: str) -> frozenset[str]:
+    """A statement's terms as search has them, no interjection among them ("haha" in two lines
+    says nothing of one thing)."""
+    return frozenset(tokenize(text, tokenizer)) - _interjection_terms(tokenizer)
+
+
+@lru_cache(maxsize=4)
+def _interjection_terms(tokenizer: str) -> frozenset[str]:
+    return frozenset(tokenize(" ".join(sorted(INTERJECTIONS)), tokenizer))
 
 
 def _worth_stating(who: str, text: str) -> bool:
@@ -182,7 +193,7 @@ def render(kept: list[ProfileFact], budget_tokens: int) -> tuple[str, list[Profi
 def current_facts(lay: Layout, settings: Settings, budget_tokens: int) -> list[ProfileFact]:
     """The facts a profile of `budget_tokens` shows (see the module), in the order chosen."""
     facts, cited = digest_facts(lay, settings)
-    said = [(f, frozenset(tokenize(f.text, settings.keyword_tokenizer)) - INTERJECTIONS) for f in facts]
+    said = [(f, content_terms(f.text, settings.keyword_tokenizer)) for f in facts]
     said = sorted([*said, *daily_facts(lay, settings, cited)], key=lambda pair: pair[0].date)  # as said
     kept: list[ProfileFact] = []
     used = count_tokens(HEADER)
