@@ -53,7 +53,8 @@ def test_an_evaluation_is_chatter_by_its_structure_whatever_its_adjective(seed):
 def test_a_statement_goes_to_a_section_by_its_mood_and_tense_whatever_its_verb(seed):
     """First person with a future or volitional auxiliary is a decision ("We will migrate the
     blarg", whatever the verb); a deontic modal an open item; a counterfactual modal perfect a
-    reflection; a past decision or an inference ("must have been") is a fact."""
+    reflection; a past decision or an inference ("must have been") is a fact; the sentence's
+    first independent clause decides."""
     rng = random.Random(seed)
     for _ in range(60):
         verb, noun, adj = pseudo(rng), pseudo(rng), pseudo(rng)
@@ -74,6 +75,13 @@ def test_a_statement_goes_to_a_section_by_its_mood_and_tense_whatever_its_verb(s
         for section, said in cases.items():
             for text in said:
                 assert placed(text) == {section: [text]}, (text, placed(text))
+        # the first independent clause sets the section; a coordinated clause after it adds to it
+        opens = {f"We {verb}ed the {noun}, and I'll {verb} it again.": "facts",
+                 f"I'll {verb} the {noun}, but the {adj} {noun} stays.": "decisions",
+                 f"The {noun} is {adj}; we must {verb} it.": "facts",
+                 f"We must {verb} the {noun} - it is {adj}.": "open_items"}
+        for text, section in opens.items():
+            assert placed(text) == {section: [text]}, (text, placed(text))
         # an imperative by its shape only: a name or a third person's verb before "me" is a statement
         assert placed(f"Call me {adj.capitalize()}.") == {"facts": [f"Call me {adj.capitalize()}."]}
         assert placed(f"{verb.capitalize()}s me the {noun}.") == {"facts": [f"{verb.capitalize()}s me the {noun}."]}

@@ -249,16 +249,25 @@ def is_question(sentence: str) -> bool:
 
 
 def classify(sentence: str) -> str:
-    """Section of one of the user's sentences."""
+    """Section of one of the user's sentences: by the mood and tense of its first independent
+    clause (what it opens with; a clause coordinated after it adds to it: "We have a test
+    tomorrow, and I'll raise the limit for it" states the test)."""
     if is_question(sentence):
         return "questions"
-    if _REFLECTION.search(sentence):
+    clause = _COORDINATION_RE.split(sentence, maxsplit=1)[0]
+    if _REFLECTION.search(clause):
         return "reflections"
-    if _DECISION.search(sentence):
+    if _DECISION.search(clause):
         return "decisions"
-    if _OPEN.search(sentence):
+    if _OPEN.search(clause):
         return "open_items"
     return "facts"
+
+
+# where a second independent clause begins: a semicolon, a dash, or a comma before a coordinating
+# conjunction (a closed class), in English and Chinese
+_COORDINATION_RE = re.compile(r"[;；]|\s[-–—]\s|,\s*(?:and|but|so|or|yet)\s|，(?:但是|但|而且|所以|不过|可是)",
+                              re.IGNORECASE)
 
 
 def salient_terms(texts: list[str], hint: str = "", n: int = 3) -> list[str]:
