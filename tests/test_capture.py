@@ -82,8 +82,14 @@ FIXTURES = [
     ("帮我查一下明天上海的天气。", "questions"),
     ("I moved the standup to 9:30 because of school drop-off.", "facts"),
     ("The API key rotates every 90 days.", "facts"), ("我下周三要去上海出差三天。", "facts"),
-    ("We decided to use Postgres 16 for the new service.", "decisions"),
-    ("Next time I should book the train earlier.", "reflections"),
+    # sections by grammar: first person with a future auxiliary (a decision), a counterfactual
+    # modal perfect (a reflection), a deontic modal (an open item); a past decision is a fact
+    ("We will use Postgres 16 for the new service.", "decisions"),
+    ("I should have booked the train earlier.", "reflections"),
+    ("Next time I should book the train earlier.", "open_items"),
+    ("We decided to use Postgres 16 for the new service.", "facts"),
+    # evaluations of what came before, by structure: chatter; a one-word answer is kept
+    ("That's amazing!", None), ("Wow, it was so cool, Mel!", None), ("太棒了！", None), ("Great!", "facts"),
 ]
 SECTION_KEYS = ("facts", "decisions", "open_items", "reflections", "questions", "others")
 
@@ -152,12 +158,14 @@ def test_named_speakers_keep_their_names_and_the_model_note_is_reattributed(sett
 
 
 def test_items_are_sorted_into_sections():
-    log = [{"role": "user", "content": "We decided to use Postgres 16. Next time I should book the "
-                                       "train earlier. The invoice needs a signature by Friday."}]
+    log = [{"role": "user", "content": "We'll use Postgres 16. I should have booked the "
+                                       "train earlier. The invoice must be signed by Friday. "
+                                       "We decided on Friday."}]
     note = write_extractive(log, [1])
-    assert [i.text for i in note.decisions] == ["We decided to use Postgres 16."]
-    assert [i.text for i in note.reflections] == ["Next time I should book the train earlier."]
-    assert [i.text for i in note.open_items] == ["The invoice needs a signature by Friday."]
+    assert [i.text for i in note.decisions] == ["We'll use Postgres 16."]
+    assert [i.text for i in note.reflections] == ["I should have booked the train earlier."]
+    assert [i.text for i in note.open_items] == ["The invoice must be signed by Friday."]
+    assert [i.text for i in note.facts] == ["We decided on Friday."]
 
 
 def test_text_outside_markers_survives_updates_and_the_file_keeps_its_name(settings, lay):
@@ -310,10 +318,10 @@ def test_clean_message_shapes():
 
 
 def test_a_turn_keeps_its_sentences_but_not_bare_interjections():
-    log = [{"role": "user", "content": "Good. Next time we should announce the rollback first. "
+    log = [{"role": "user", "content": "Wow. We should have announced the rollback first. "
                                        "It took us an hour. Me too!"}]
     note = write_extractive(log, [1])
-    assert [i.text for i in note.reflections] == ["Next time we should announce the rollback first."]
+    assert [i.text for i in note.reflections] == ["We should have announced the rollback first."]
     assert [i.text for i in note.facts] == ["It took us an hour."]
 
 

@@ -379,7 +379,7 @@ def test_a_fact_in_another_language_stands_beside_it_dated(settings, lay):
 def test_what_is_not_memory_never_becomes_a_node(settings, lay):
     from memflow.tasks.dream.facts import is_memory
 
-    chatter = ["Hi! Good morning.", "Thanks, that worked.", "Glad I could help!", "(read in part)",
+    chatter = ["Hi! Good morning.", "Thanks, that's great.", "Glad I could help!", "(read in part)",
                "name, age, city, email", "| id | owner | status |", "Noted: will do.", "好的，谢谢",
                "Let me know if you need anything else.", "---"]
     assert not [c for c in chatter if is_memory(c)]

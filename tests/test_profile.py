@@ -162,3 +162,31 @@ def test_a_line_split_between_a_person_node_and_a_topic_still_replaces_what_it_r
     assert f"running the {show}" not in plain["text"]
     assert f"running the {show}" not in dreamt["text"]
     assert [f["text"] for f in dreamt["facts"]] == [f["text"] for f in plain["facts"]]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_an_interjection_shared_by_two_statements_replaces_neither(settings, seed):
+    """A later statement stands for an earlier one sharing a content word; an interjection of
+    the closed class (`ground.tokenize.INTERJECTIONS`) is none: "haha" in both says nothing of
+    one thing."""
+    rng = random.Random(seed)
+    city, friend, thing = (w.title() for w in words(rng, 3))
+    api.capture(said("2026-05-02", f"Haha my sister moved to {city} last month."), "s1", settings)
+    api.capture(said("2026-05-09", f"Haha {friend} would enjoy the {thing.lower()} festival."), "s2", settings)
+    shown = api.profile(settings)["text"]
+    assert city in shown and friend in shown
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_statements_said_in_one_message_do_not_replace_each_other(settings, seed):
+    """Two statements of one message sharing a word were said at once: both stand, whatever
+    the daily note's sections they went to; a later message's statement still replaces."""
+    rng = random.Random(seed)
+    drink, city, other = (w.lower() for w in words(rng, 3))
+    api.capture(said("2026-06-01", f"This month I gave up {drink} for good. {drink.title()} "
+                     f"always ruined my mornings in {city.title()}."), "s1", settings)
+    shown = api.profile(settings)["text"]
+    assert f"gave up {drink}" in shown and f"ruined my mornings in {city.title()}" in shown
+    api.capture(said("2026-06-08", f"Back on {drink} since the {other} trip."), "s2", settings)
+    shown = api.profile(settings)["text"]
+    assert f"gave up {drink}" not in shown and f"Back on {drink}" in shown

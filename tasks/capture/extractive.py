@@ -1,9 +1,12 @@
 """The offline writer (pure): session-log lines -> StructuredNote without a model.
 
 Keeps every statement verbatim, short ones included ("Call me Jo."); only greetings,
-acknowledgements, bare exclamations and scaffolding ("Here is the code:") are dropped.
+acknowledgements, bare exclamations, evaluations of what came before ("That's amazing!", by
+their structure) and scaffolding ("Here is the code:") are dropped.
 Who said it decides where a sentence goes: the user's statements are sorted into facts,
-decisions, open items and reflections by cue words, the user's questions and requests are kept
+decisions, open items and reflections by grammar (the mood and tense their auxiliaries and
+modals mark, never cue words: every word list here is a closed class or a conversational
+routine), the user's questions and requests are kept
 as such (`questions`), and whatever the assistant or another speaker said goes to `others` under
 their name, never among the user's facts. The note is titled from the salient terms of the
 user's own words and described by its main facts. Each item cites the one log line its sentences
@@ -17,35 +20,63 @@ from collections import Counter
 
 from memflow.schemas.capture import Item, StructuredNote
 from memflow.tasks.capture.sessionlog import message_text
-from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS, STOPWORDS
+from memflow.tasks.ground.tokenize import ALSO_NOT_INTERJECTIONS, INDEFINITE_PRONOUNS, INTERJECTIONS, STOPWORDS
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _HAN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Greetings, thanks, congratulations, leave-takings, acknowledgements and response particles:
+# routine formulae of conversation (a closed set of routines, like the interjections), said to
+# open, close or answer a turn. No evaluative word is among them: "Great!" or "Awesome!" alone
+# is a one-word answer and kept; "That's great!" is an evaluation by its structure (`_evaluation`).
 _SMALL_TALK = re.compile(
     r"^(hi|hello|hey|hello again|good (morning|afternoon|evening|night)|morning|thanks?|thank you"
-    r"( so much| very much)?|thx|ok(ay)?|sure|great|cool|nice|perfect|awesome|bye|goodbye|see you"
-    r"( later)?|yes|no|yep|nope|yeah|got it|that worked|it worked|sounds good|you'?re welcome|"
+    r"( so much| very much)?|thx|congrats|congratulations|ok(ay)?|(for )?sure|bye|goodbye|see you"
+    r"( later)?|yes|no|yep|nope|yeah|got it|you'?re welcome|"
     r"no problem|how can i help( you)?( today)?|how are you( doing)?( today)?|i'?m (fine|good)|"
     r"how have you been( lately)?|how('?s| is) (it going|everything|life)|what'?s up|"
     r"(it'?s )?(good|great|nice) to (see|hear from|meet) you|long time no see|noted|understood|will do|done|"
     r"glad (i could|to) help|happy to help|any ?time|my pleasure|"
     r"好的?|(非常)?(谢谢|感谢)(你|您)?|你好|您好|嗯+|哦+|再见|收到|没问题|早上?好|晚安|好的谢谢|对|是的|行|记住了|明白)$")
-# what a reply opens on when it only acknowledges ("Noted: ...", "Sure, ...")
-_ACK_START = re.compile(r"^(noted|got it|understood|updated|sure|okay|ok|will do|done|"
+# what a reply opens on when it only acknowledges ("Noted: ...", "Sure, ..."): the same routines
+_ACK_START = re.compile(r"^(noted|got it|understood|sure|okay|ok|will do|done|"
                         r"好的|记住了|收到|明白)\b[:,：，!！ ]", re.IGNORECASE)
-# a courtesy that opens a sentence and offers nothing ("Let me know if ...", "Hope this helps")
+# a courtesy that opens a sentence and offers nothing ("Let me know if ...", "Hope this helps"):
+# the service routines that close an answer
 _COURTESY = re.compile(r"^(let me know if|feel free to|hope (this|that) helps|glad (i could|to)|happy to help|"
                        r"is there anything else|anything else|great question|you'?re welcome|no worries|"
                        r"有什么(其他|别的)|还有什么)", re.IGNORECASE)
-_REFLECTION = re.compile(r"\b(next time|should have|we forgot|i forgot|lesson|in the future|"
-                         r"avoid .* again)\b|下次|以后要|教训|忘了", re.IGNORECASE)
-_DECISION = re.compile(r"\b(we decided|decided to|we will|we'll|let's|agreed|going to)\b|决定|我们会|打算",
+# The user's statements are sorted by grammar, never by cue words: the verb's mood and tense say
+# what a sentence is, whatever it is about. Every word below is of a closed class (pronouns,
+# auxiliary and modal verbs, negation, aspect markers).
+# a reflection: a counterfactual modal perfect, what should or could have been ("We should have
+# tested it", "I could've asked"; "本该早点走", "应该早点走的")
+_REFLECTION = re.compile(r"\b(should|could|would|ought to)(n['’]t| not)?( \w+ly)? (have|['’]?ve) (?!to\b)\w+|"
+                         r"\b(should|could|would)(n['’]t)?['’]ve \w+|"
+                         r"本该|本应|本来应该|早该|早应该|应该[^，。！？,!?]{1,16}的(了)?[。！!]?$", re.IGNORECASE)
+# a decision: the first person with a future or volitional auxiliary ("We will migrate it",
+# "I'll", "we're going to", "let's"; "我们要", "我会", "我打算")
+_DECISION = re.compile(r"\b(i|we)( \w+ly| also| then| now| just| still| never)? "
+                       r"(will|shall|won['’]t|am( \w+ly)? going to|are( \w+ly)? going to|am gonna|are gonna)\b|"
+                       r"\b(i|we)['’](ll|(m|re)( \w+ly| also| still| just)? (going to|gonna))\b|"
+                       r"\blet['’]s\b|\blet us\b|(我|我们|咱们)(也|就|还|都|先|再)?(要|会|将|打算|准备)",
                        re.IGNORECASE)
-_OPEN = re.compile(r"\b(todo|to do|need to|needs|must|should|pending|follow up)\b|需要|待办|还没",
+# an open item: a deontic modal or semi-modal, what must or should still be done ("The invoice
+# must be signed", "we need to call them", "I have to renew it"), or what is not done yet
+# ("not yet", "还没"); "must have been" infers, it obliges no one
+_OPEN = re.compile(r"\b(must|should)(n['’]t)?\b(?!(n['’]t| not)?( \w+ly)? (have|['’]?ve)\b)(?!['’]ve)|"
+                   r"\b(ought to|need to|needs to|have to|has to|had better|gotta)\b|"
+                   r"\bnot (\w+ )?yet\b|n['’]t (\w+ ){1,3}yet\b|"
+                   r"需要|必须|应该|(?<![的])(我|我们|咱们|你|你们|他|她|他们|她们)得(?![到出了])|还没|尚未",
                    re.IGNORECASE)
-_REQUEST = re.compile(r"^(please|pls|can you|could you|would you|will you|help me|remind me|tell me|"
-                      r"show me|let me know|give me|i need you to|i want you to|i'?d like you to)\b|"
-                      r"^(请|帮我|麻烦|能不能|可以帮|提醒我|告诉我)", re.IGNORECASE)
+# a request to the listener: a politeness marker ("please", "请", "麻烦"), a modal with "you"
+# ("can you", "could you", "你能"), "I <verb> you to", "let me know", or an imperative by shape:
+# a verb (not one in "-s": "Gives me ..."), then "me" or "us", then a function word ("Tell me
+# about", "Remind me to", "Show us the"; not "Call me Jo." or "Ana told me"); in Chinese, a
+# benefactive coverb with 我 ("帮我查", "给我")
+_REQUEST = re.compile(r"^(please|pls|can you|could you|would you|will you|let me know|i(['’]d)? \w+ you to)\b|"
+                      r"^(?![a-z]*[^s]s )[a-z]+ (me|us) (to|about|what|how|when|where|why|who|which|if|whether|"
+                      r"the|a|an|your|my|our|this|that|these|those|some|all|more|again)\b|"
+                      r"^(请|麻烦|能不能|能否|可不可以|(你|您)(能|可以|会))|^(帮|给|替)(我|我们)(?!的)", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]+|[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
@@ -55,10 +86,52 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END_RE.split(text) if s and s.strip()]
 
 
-_EMOTIVE = frozenset("""wow oh ah haha lol yeah yay hey hi hello thanks thank awesome amazing great
-cool nice fantastic wonderful lovely love glad happy sure totally really so much very good glad
-sounds super incredible beautiful proud congrats congratulations omg aww sweet exciting excited
-inspiring true agree absolutely definitely ok okay yes yep yeah right indeed exactly""".split())
+# Degree adverbs (a closed class: "so", "very", "too", "quite", "rather", "really", "pretty",
+# "such", "much"): with the interjections they say how, never what ("Thanks so much!", "Wow, so
+# much!"); an adverb in "-ly" is read by its shape where an evaluation is read (`_evaluation`)
+_DEGREE = frozenset("so very too quite rather really pretty such much".split())
+_NOT_CONTENT = STOPWORDS | INTERJECTIONS | _DEGREE
+# An evaluation of what was said before, by its structure (not by its adjective): "this",
+# "that", "these", "those" or "it" with a form of "be" or a linking verb (a closed class of
+# copulas: "seem", "look", "sound", "feel"), or a linking verb with its subject left out, or a
+# degree adverb or "how" alone, then a predicate of one or two lower-case words that names
+# nothing (no name, number, participle in "-ed" or function word but a degree adverb): "That's
+# amazing!", "It was so cool", "You're so zorbish!", "Sounds zorbish", "How lovely!". It carries
+# no fact of its own. With "it" or "you" (or no subject) it takes an exclamation or a degree
+# adverb: "It's ready." reports, "You're right." answers.
+_COPULA = (r"(?:is|was|are|were|['’]s(?: been)?|['’]re|(?:will|would|must|might|could|can|may) be"
+           r"|(?:has|have|had) been|['’]ll be|['’]d be|(?:seem|look|sound|feel)(?:s|ed)?|felt)")
+_EVALUATION_RE = re.compile(  # (the predicate in lower case: "That's Ana" names her)
+    rf"^(?i:(?P<subject>this|that|these|those|it|you)\s*{_COPULA}"
+    rf"|(?P<bare>(?:seem|look|sound|feel)s|so|how|too|very))\s+(?P<predicate>[a-z-]+(?:\s+[a-z-]+)?)$")
+# the same in Chinese: a demonstrative or 它 (or none), a degree adverb (a closed class: 太 真 好
+# 很 挺 超 非常 特别 ...), one or two characters, modal particles ("这太棒了", "真好！")
+_EVALUATION_HAN_RE = re.compile(r"^(?P<subject>这|那|这个|那个|这些|那些|它)?也?"
+                                r"(?:真是|真|太|好|很|挺|超|非常|特别|蛮|多么|可|最)"
+                                r"(?P<predicate>[^\W\d的了是在有我你您他她它们吗呢吧啊不没一]{1,2})"
+                                r"(?P<particles>[了啊呀哦呢啦哈嘛]*)$")
+
+
+# a pronoun or a deictic adverb of time is no evaluation ("That's mine", "That was yesterday")
+_DEICTIC = frozenset("mine today tonight tomorrow yesterday".split())
+
+
+def _evaluation(part: str, exclaimed: bool) -> bool:
+    """An evaluation of what came before (`_EVALUATION_RE`), in a part without its end
+    punctuation."""
+    match = _EVALUATION_RE.match(part)
+    if match:
+        words = match.group("predicate").split()
+        adjectives = [w for w in words if w.lower() not in _DEGREE]
+        if len(adjectives) != 1 or adjectives[0] in STOPWORDS or adjectives[0] in INDEFINITE_PRONOUNS \
+                or adjectives[0] in _DEICTIC or adjectives[0].endswith("ed"):
+            return False
+        demonstrative = (match.group("subject") or "").lower() not in ("", "it", "you")
+        return demonstrative or exclaimed or len(words) > 1 or match.group("bare") is not None
+    match = _EVALUATION_HAN_RE.match(part)
+    return bool(match) and bool(match.group("subject") or exclaimed or match.group("particles"))
+
+
 # Han interjections and particles: a sentence of nothing else is an exclamation ("哈哈哈！")
 _HAN_CHATTER = frozenset("哈啊呀哇哦嗯呢吧嘛啦唉噢耶嘿喔哎诶")
 # leave-taking routines (a closed class) and the time or occasion they name ("See you next
@@ -77,7 +150,7 @@ _CONTRACTION_RE = re.compile(r"['’][A-Za-z]+")  # I'm, you're, we'll: the tail
 def _content_words(sentence: str) -> list[str]:
     bare = _CONTRACTION_RE.sub("", _VOCATIVE_RE.sub("", sentence.strip()))
     return [w for w in re.findall(r"[A-Za-z0-9_]+", bare)
-            if w.lower() not in STOPWORDS and w.lower() not in _EMOTIVE]
+            if w.lower() not in _NOT_CONTENT]
 
 
 def _says_something(sentence: str) -> bool:
@@ -102,22 +175,40 @@ def small_talk(sentence: str, role: str) -> bool:
     if _COURTESY.match(sentence.strip()):
         return True
     # chatter part by part: "Good morning, Melanie!", "Hey Mel, how are you?"
-    # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.")
-    kinds = [_chatter(part) for part in re.split(r"[,，]\s*", sentence.strip())]
+    # (a name is chatter only beside chatter: "Thanks, Caroline!", not "Berlin, Lisbon, Porto.";
+    # a word in lower case only as the response that opens the turn: "perfect, will do", not
+    # the answer after one: "yes, tomorrow")
+    exclaimed = sentence.rstrip(" ~…").endswith(("!", "！"))
+    kinds = [_chatter(part, exclaimed) for part in re.split(r"[,，]\s*", sentence.strip())]
+    kinds = [any(k is True for k in kinds[1:]) if kind == "word" and n == 0
+             else kind != "word" and kind for n, kind in enumerate(kinds)]
     return all(kinds) and any(kind is True for kind in kinds)
 
 
-def _chatter(part: str) -> bool | str:
+def _chatter(part: str, exclaimed: bool = False) -> bool | str:
     bare = re.sub(r"[\s.!?,。！？，~…:：;；]+$", "", part.strip()).strip()
+    # what follows the interjections that open it ("Wow that's so cool", "Oh cool!")
+    said = _INTERJECTIONS_RE.sub("", _VOCATIVE_RE.sub("", bare).strip())
+    if _evaluation(said, exclaimed) and not part.rstrip().endswith(("?", "？")):
+        return True
     bare = re.sub(r"(\s+[A-Z][a-z]+)+$", "", bare) if " " in bare else bare  # "Hey Mel" -> "Hey"
     bare = re.sub(r"[.!?。！？]", "", bare).lower() if len(bare) < 40 else bare.lower()
-    # a greeting or thanks, a leave-taking, or nothing but emotive or function words ("Me too!",
-    # "哈哈！")
-    if not bare or _SMALL_TALK.match(bare) or _leave_taking(part) or not _says_something(part):
-        return True
+    # a greeting or thanks, a leave-taking, or nothing but interjections, degree adverbs or
+    # function words ("Me too!", "哈哈！")
+    if not bare or _SMALL_TALK.match(bare) or _SMALL_TALK.match(said.lower()) or _leave_taking(part) \
+            or not _says_something(part) or (said != bare and re.fullmatch(r"[a-z]+", said) and exclaimed):
+        return True  # (the last: one word exclaimed after an interjection, "Oh zorbish!")
     if re.fullmatch(r"[A-Z][a-z]+", part.strip(" .!?~…")) or _han_word(bare):
         return "name"  # the listener's name, or an answer ("Porto.", "完美")
-    return False
+    if exclaimed and re.fullmatch(r"[a-z]+", said):
+        return "name"  # one word exclaimed: beside chatter it is chatter ("Yeah, zorbish!", "Oh zorbish!")
+    return "word" if re.fullmatch(r"[a-z]+", said) else False
+
+
+# interjections opening a part, with the space or comma after each ("no" and "well" open a noun
+# phrase as often: "No pets!", "Well water")
+_OPENING_INTERJECTIONS = "|".join(sorted(INTERJECTIONS - ALSO_NOT_INTERJECTIONS))
+_INTERJECTIONS_RE = re.compile(rf"^(?:(?:{_OPENING_INTERJECTIONS})\b[\s,]*)+", re.IGNORECASE)
 
 
 # what makes a short Han part a statement, not a word said in passing: a personal pronoun, a
@@ -158,16 +249,25 @@ def is_question(sentence: str) -> bool:
 
 
 def classify(sentence: str) -> str:
-    """Section of one of the user's sentences."""
+    """Section of one of the user's sentences: by the mood and tense of its first independent
+    clause (what it opens with; a clause coordinated after it adds to it: "We have a test
+    tomorrow, and I'll raise the limit for it" states the test)."""
     if is_question(sentence):
         return "questions"
-    if _REFLECTION.search(sentence):
+    clause = _COORDINATION_RE.split(sentence, maxsplit=1)[0]
+    if _REFLECTION.search(clause):
         return "reflections"
-    if _DECISION.search(sentence):
+    if _DECISION.search(clause):
         return "decisions"
-    if _OPEN.search(sentence):
+    if _OPEN.search(clause):
         return "open_items"
     return "facts"
+
+
+# where a second independent clause begins: a semicolon, a dash, or a comma before a coordinating
+# conjunction (a closed class), in English and Chinese
+_COORDINATION_RE = re.compile(r"[;；]|\s[-–—]\s|,\s*(?:and|but|so|or|yet)\s|，(?:但是|但|而且|所以|不过|可是)",
+                              re.IGNORECASE)
 
 
 def salient_terms(texts: list[str], hint: str = "", n: int = 3) -> list[str]:

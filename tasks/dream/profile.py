@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memflow.schemas.settings import Settings
 from memflow.tasks.dream.consolidation import note_facts, speaker, speakers_and_people, split_fact
 from memflow.tasks.dream.digest import facts_of
 from memflow.tasks.dream.facts import same_fact
 from memflow.tasks.ground.notes import parse_note
-from memflow.tasks.ground.tokenize import tokenize
+from memflow.tasks.ground.tokenize import INTERJECTIONS, tokenize
 from memflow.tasks.ground.tokens import count_tokens
 from memflow.tasks.ground.workspace import Layout, date_of, kind_of
 from memflow.tasks.stores.files import read_text
@@ -107,8 +108,19 @@ def daily_facts(lay: Layout, settings: Settings, cited: dict[str, set[str]]) -> 
             stated = source in cited and (_said(text) in cited[source] or source not in worded)
             if not stated and _worth_stating(who, text):
                 said.append((ProfileFact(day.isoformat(), who or "the user", text, source),
-                             frozenset(tokenize(text, settings.keyword_tokenizer))))
+                             content_terms(text, settings.keyword_tokenizer)))
     return said
+
+
+def content_terms(text: str, tokenizer: str) -> frozenset[str]:
+    """A statement's terms as search has them, no interjection among them ("haha" in two lines
+    says nothing of one thing)."""
+    return frozenset(tokenize(text, tokenizer)) - _interjection_terms(tokenizer)
+
+
+@lru_cache(maxsize=4)
+def _interjection_terms(tokenizer: str) -> frozenset[str]:
+    return frozenset(tokenize(" ".join(sorted(INTERJECTIONS)), tokenizer))
 
 
 def _worth_stating(who: str, text: str) -> bool:
@@ -127,11 +139,21 @@ def standing(said: list[tuple[ProfileFact, frozenset[str]]]) -> list[ProfileFact
     last place each (speaker, word) was seen, so a workspace of years costs what it holds."""
     following: list[int | None] = [None] * len(said)
     seen: dict[tuple[str, str], int] = {}
-    for n in range(len(said) - 1, -1, -1):
-        fact, words = said[n]
-        later = [seen[(fact.who, w)] for w in words if (fact.who, w) in seen]
-        following[n] = min(later) if later else None
-        seen.update({(fact.who, w): n for w in words})
+    n = len(said) - 1
+    while n >= 0:
+        # the statements of one line were said at once: none replaces another ("这个月开始我不喝酒了，
+        # ... 喝酒真的太影响第二天状态了"), only those of a later line do
+        first = n
+        while first > 0 and said[first - 1][0].source == said[n][0].source:
+            first -= 1
+        for m in range(n, first - 1, -1):
+            fact, words = said[m]
+            later = [seen[(fact.who, w)] for w in words if (fact.who, w) in seen]
+            following[m] = min(later) if later else None
+        for m in range(n, first - 1, -1):
+            fact, words = said[m]
+            seen.update({(fact.who, w): m for w in words})
+        n = first - 1
     counts = [1] * len(said)
     for m, n in enumerate(following):  # in the order said: a statement's count is final when read
         if n is not None:
@@ -171,7 +193,7 @@ def render(kept: list[ProfileFact], budget_tokens: int) -> tuple[str, list[Profi
 def current_facts(lay: Layout, settings: Settings, budget_tokens: int) -> list[ProfileFact]:
     """The facts a profile of `budget_tokens` shows (see the module), in the order chosen."""
     facts, cited = digest_facts(lay, settings)
-    said = [(f, frozenset(tokenize(f.text, settings.keyword_tokenizer))) for f in facts]
+    said = [(f, content_terms(f.text, settings.keyword_tokenizer)) for f in facts]
     said = sorted([*said, *daily_facts(lay, settings, cited)], key=lambda pair: pair[0].date)  # as said
     kept: list[ProfileFact] = []
     used = count_tokens(HEADER)

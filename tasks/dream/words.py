@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memflow.tasks.ground.tokenize import STOPWORDS, tokenize
+from memflow.tasks.ground.tokenize import ALSO_NOT_INTERJECTIONS, INTERJECTIONS, STOPWORDS, tokenize
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 PREPOSITIONS = frozenset("""at on in for with before after during from to into onto by near under over
@@ -170,12 +170,8 @@ SUBJECT_PRONOUNS = frozenset("i he she we they".split())  # pronouns only ever s
 # adverbs of place, time and degree not shaped "-ly" that may stand between a subject and its
 # verb ("Everyone here uses X", "Nobody still owns X")
 PLAIN_ADVERBS = frozenset("here there also still just even now then already ever never always often".split())
-# Interjections and response particles (a closed class: the conversational routine); "no" and
-# "well" are also a determiner and a noun ("No cars are ...", "Well water is ..."): interjections
-# only before a name (`ALSO_NOT_INTERJECTIONS`)
-INTERJECTIONS = frozenset("""yes yeah yep yup ok okay oh ah aha wow hmm um uh oops ugh hey hi hello
-thanks sorry alright no well""".split())
-ALSO_NOT_INTERJECTIONS = frozenset("no well".split())
+# Interjections and response particles (`INTERJECTIONS`, `ALSO_NOT_INTERJECTIONS`): closed
+# classes shared with capture, in `ground.tokenize`
 # "there" and "here" before a form of "be": the existential or presentational clause, whose
 # subject is the noun phrase after the verb ("There's also *a cron job*", "Here is *the photo*")
 EXISTENTIALS = frozenset("there here".split())

@@ -41,6 +41,12 @@ whom why will with would you your yours yourself yourselves s t don
 # name nothing a note or a node is about
 INDEFINITE_PRONOUNS = frozenset("nothing nobody noone everything everybody everyone something somebody "
                                 "someone anything anybody anyone".split())
+# Interjections and response particles (a closed class: the conversational routine, "Wow",
+# "Haha", "Yep"); "no" and "well" are also a determiner and a noun ("No cars are ...", "Well
+# water is ..."): interjections only before a name, or alone (`ALSO_NOT_INTERJECTIONS`)
+INTERJECTIONS = frozenset("""yes yeah yep yup ok okay oh ah aha wow hmm um uh oops ugh hey hi hello
+thanks sorry alright no well haha lol yay omg aww""".split())
+ALSO_NOT_INTERJECTIONS = frozenset("no well".split())
 
 
 @lru_cache(maxsize=1)
