@@ -87,11 +87,14 @@ def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[
 def matmul(matrix, columns):
     """`matrix @ columns` on torch's thread pool. With the local model loaded, a NumPy (OpenBLAS)
     product right after a torch forward pass makes the two pools fight over the cores: hybrid
-    search at 100k chunks took 1.7x as long with NumPy's product (benchmarks/hybrid.py)."""
+    search at 100k chunks took 1.7x as long with NumPy's product (benchmarks/hybrid.py).
+    Without torch (a static model, or a cached query vector) NumPy's on one thread (`blas`)."""
     import numpy as np
 
-    if "torch" not in sys.modules:  # no model loaded here (a cached query vector): no torch import
-        return np.matmul(matrix, columns)
+    if "torch" not in sys.modules:  # no transformer loaded here: no torch import
+        from memflow.tasks.ground import blas
+
+        return blas.matmul(matrix, columns)
     import torch
 
     with torch.inference_mode():
