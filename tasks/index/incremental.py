@@ -357,13 +357,10 @@ def _replaced_vectors(current: keyword.KeywordIndex, changed: list[str]) -> dict
     them need not embed again)."""
     from memflow.tasks.index.vectors import embedding_input, text_sha
 
-    main = current.main or current
     numbers = rowmaps.live_rows(current, "docs", "path", changed)
     numbers = numbers[current.has_vector[numbers]]
     rows = rowmaps.row_dicts(current.docs.select(["text", "name", "description"]), numbers)
-    split = main.docs.num_rows
-    return {text_sha(embedding_input(row)): (main.vectors[i] if i < split else current.delta_vectors[i - split])
-            for row, i in zip(rows, numbers.tolist())}
+    return {text_sha(embedding_input(row)): current.vector(i) for row, i in zip(rows, numbers.tolist())}
 
 
 def _old_links(current: keyword.KeywordIndex, column: str, paths: list[str]) -> pa.Table:
