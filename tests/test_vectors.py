@@ -355,3 +355,27 @@ def test_vectors_kept_per_segment_through_merges_equal_a_reindex(model_settings,
         mine = vector_branch(index, model_settings, [query], 8, Filters())
         assert [(cid, round(s, 5)) for cid, s in mine] == \
             [(cid, round(s, 5)) for cid, s in vector_branch(theirs, oracle, [query], 8, Filters())]
+
+
+def test_embedding_saves_group_model_calls_and_hold_each_chunk_and_text_once(model_settings, lay, monkeypatch):
+    """Model calls of a few texts, saved several calls at a time (appends, not merges on the
+    key): every chunk gets its own text's vector, the vectors table holds each chunk once and
+    the embedding cache each text once, and a second run embeds nothing."""
+    from memflow.tasks.index import vectors
+    from memflow.tasks.stores.lance import EmbeddingCache
+
+    monkeypatch.setattr(vectors, "BATCH", 2)
+    monkeypatch.setattr(vectors, "WRITE_TEXTS", 5)
+    build_corpus(lay)
+    assert run_index(model_settings).vectors > vectors.WRITE_TEXTS  # several saves
+    store = IndexStore(lay.index_dir / "lance")
+    chunks = store.chunk_columns(["id", "text", "name", "description"]).to_pylist()
+    ids, matrix = store.vector_matrix(model_settings.embedding_model, 64)
+    assert sorted(ids.to_pylist()) == sorted(r["id"] for r in chunks)  # each chunk once
+    want = {r["id"]: np.array(hashed_embedding(embedding_input(r)), dtype=np.float32) for r in chunks}
+    for cid, vector in zip(ids.to_pylist(), matrix):
+        assert np.array_equal(vector, want[cid]), cid
+    texts = {vectors.text_sha(embedding_input(r)) for r in chunks}
+    cache = EmbeddingCache(vectors.embedding_cache_dir(model_settings))
+    assert cache.count(model_settings.embedding_model, 64) == len(texts)
+    assert run_index(model_settings, delta=False).vectors == 0

@@ -22,7 +22,8 @@ from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 log = logging.getLogger("memflow.vectors")
 BATCH = 64  # texts per request to an embedding endpoint
-SAVE_BATCH = 512  # texts per local `encode` call and table write (the model batches inside)
+SAVE_BATCH = 512  # texts per local `encode` call (the model batches inside)
+WRITE_TEXTS = 2048  # embedded texts per table write (each LanceDB append is a new version)
 MODELS_RECORD = "vector_models.json"  # model -> dimension, written by the first health check
 MAX_CHARS, MAX_CJK_CHARS = 2000, 500  # CJK text costs about one token per character
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -144,16 +145,17 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     """Embed chunks that have no vector for the configured model: texts embedded before are
     served from the table or the embedding cache (`metadata/index/embeddings/`, kept across
     reindexes and seeded by imports), each new text once. Only the missing chunks are read into
-    Python, and each embedded batch is saved before the next. The model is health-checked only
-    when something is to be embedded (and `checked` is False), before any vector is saved, and
-    every batch's dimension is checked. Drops vectors of gone chunks. `progress(total)` gives
-    the callable told how many chunks each saved batch embedded.
+    Python, and the vectors are saved as they are made (a save per WRITE_TEXTS texts). The
+    model is health-checked only when something is to be embedded (and `checked` is False),
+    before any vector is saved, and every batch's dimension is checked. Drops vectors of gone
+    chunks. `progress(total)` gives the callable told how many chunks each save embedded.
 
     Throughput (benchmarks/embed_throughput.py): the texts go to the model longest first, so a
-    model batch holds texts of about one length (little padding), in saves of SAVE_BATCH texts
-    (fewer, larger table writes); the model batches inside a save as its own `encode` does. The
-    vectors stay NumPy rows from the model to the tables, and the saves append (the chunks and
-    texts saved are those the table and the cache lack), no merge on the key."""
+    model batch holds texts of about one length (little padding), SAVE_BATCH texts a call to a
+    local model, which batches inside a call as its own `encode` does; a save writes WRITE_TEXTS
+    texts' vectors (fewer LanceDB versions), so a stopped run keeps all but its last few
+    calls'. The vectors stay NumPy rows from the model to the tables, and the saves append (the
+    chunks and texts saved are those the table and the cache lack), no merge on the key."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -190,7 +192,7 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
         if new and not checked:  # before any write: a dimension change stops the run here
             health_check(settings, dims)
         save([sha for sha in rows_of if sha in cache])
-        for part, vectors in _embedded(settings, new, text_of, dims):
+        for part, vectors in _embedded(settings, new, text_of, dims, WRITE_TEXTS):
             kept.add(model, dims, part, vectors)
             cache.update(zip(part, vectors))
             save(part)
@@ -202,19 +204,24 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     return embedded
 
 
-def _embedded(settings: Settings, shas: list[str], text_of: dict[str, str], dims: int):
-    """(shas, their vectors as a float32 matrix) per model call, `shas` in the order given
-    (longest first, see `backfill_vectors`): a local model takes SAVE_BATCH texts a call, an
-    endpoint BATCH (one request). Raises EmbeddingDimensionError at the first vector of another
-    dimension than `dims` (what the caller saved before it is all right)."""
+def _embedded(settings: Settings, shas: list[str], text_of: dict[str, str], dims: int, group: int = 0):
+    """(shas, their vectors as a float32 matrix), `shas` in the order given (longest first,
+    see `backfill_vectors`), per model call: a local model takes SAVE_BATCH texts a call, an
+    endpoint BATCH (one request); with `group`, the calls' results joined until they hold
+    `group` texts (what one table write takes). Raises EmbeddingDimensionError at the first
+    vector of another dimension than `dims` (what the caller saved before it is all right)."""
     size = SAVE_BATCH if settings.embedding_model.startswith("local/") else BATCH
+    held: list[tuple[list[str], np.ndarray]] = []
     for i in range(0, len(shas), size):
         part = shas[i:i + size]
         made = embed_texts(settings, [text_of[sha] for sha in part])
         wrong = next((len(v) for v in made if len(v) != dims), None)
         if wrong is not None:
             raise dimension_error(settings, wrong, dims)
-        yield part, np.asarray(made, dtype=np.float32).reshape(len(part), dims)
+        held.append((part, np.asarray(made, dtype=np.float32).reshape(len(part), dims)))
+        if sum(len(p) for p, _ in held) >= group or i + size >= len(shas):
+            yield [sha for p, _ in held for sha in p], np.concatenate([m for _, m in held])
+            held = []
 
 
 def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.ndarray"], dims: int) -> "np.ndarray":

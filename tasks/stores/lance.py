@@ -108,7 +108,7 @@ def _vectors_by_sha(table, shas: list[str]) -> dict[str, np.ndarray]:
     """text sha256 -> vector (a float32 row) for the given shas only, in batches of `IN (...)`
     predicates."""
     found: dict[str, np.ndarray] = {}
-    wanted = sorted(set(shas))
+    wanted = sorted(set(shas)) if shas and table.count_rows() else []  # an empty table: no lookups
     for i in range(0, len(wanted), _IN_BATCH):
         rows = (table.search().where(_in("text_sha", wanted[i:i + _IN_BATCH]))
                 .select(["text_sha", "vector"]).limit(None).to_arrow())
