@@ -333,7 +333,8 @@ def test_vectors_kept_per_segment_through_merges_equal_a_reindex(model_settings,
     day.mkdir(parents=True, exist_ok=True)
     for n in range(segments.MERGE_FAN ** 2 + 3):  # new notes, then overwrites of earlier ones
         name = f"daily/2026-02-08/n{n % 7}.md"
-        extra = "".join(f"\n\nRevision {k} of note {n % 7}: the ferry left pier {k * 3}." for k in range(n // 7 + 1))
+        extra = "".join(f"\n\nRevision {k} of note {n % 7}: the ferry left pier {k * 3}."
+                        for k in range(n // 7 + 1))
         (lay.root / name).write_text(f"# Note {n % 7}\n\nHarbour log {n % 7}.{extra}\n", encoding="utf-8")
         index_paths(model_settings, [name])
     index = keyword.current(indexing.keyword_dir(lay, model_settings))
@@ -357,7 +358,8 @@ def test_vectors_kept_per_segment_through_merges_equal_a_reindex(model_settings,
             [(cid, round(s, 5)) for cid, s in vector_branch(theirs, oracle, [query], 8, Filters())]
 
 
-def test_embedding_saves_group_model_calls_and_hold_each_chunk_and_text_once(model_settings, lay, monkeypatch):
+def test_embedding_saves_group_model_calls_and_hold_each_chunk_and_text_once(model_settings, lay,
+                                                                              monkeypatch):
     """Model calls of a few texts, saved several calls at a time (appends, not merges on the
     key): every chunk gets its own text's vector, the vectors table holds each chunk once and
     the embedding cache each text once, and a second run embeds nothing."""

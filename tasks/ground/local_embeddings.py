@@ -61,11 +61,11 @@ FEW_TEXTS = 8  # a call with fewer texts (a query, a write's new chunks) runs on
 
 
 def embed_local(name: str, texts: list[str], batch_size: int = 64):
-    """The texts' unit vectors, a float32 matrix (a row per text). A call of a few texts runs on one torch thread: a small forward
-    pass split over torch's pool spends more waiting than computing, and far more when the
-    cores are busy (a one-word query: 8.7 ms CPU on one thread against 55 ms on two, at load 2
-    on this 2-core machine; `benchmarks/realistic_search.py --vectors`, docs/speed.md); the
-    embedding stage's large batches keep the pool."""
+    """The texts' unit vectors, a float32 matrix (a row per text). A call of a few texts runs
+    on one torch thread: a small forward pass split over torch's pool spends more waiting than
+    computing, and far more when the cores are busy (a one-word query: 8.7 ms CPU on one thread
+    against 55 ms on two, at load 2 on this 2-core machine; `benchmarks/realistic_search.py
+    --vectors`, docs/speed.md); the embedding stage's large batches keep the pool."""
     import numpy as np
 
     model = _model(name)

@@ -290,7 +290,8 @@ def embed_queries(settings: Settings, queries: list[str], fresh: bool = False) -
     todo = [q for q in todo if q not in stored]
     if todo:
         say_model_cost(settings)
-        made = {q: np.asarray(v).tolist() for q, v in zip(todo, embed_texts(settings, [clip(q) for q in todo]))}
+        vectors = embed_texts(settings, [clip(q) for q in todo])
+        made = {q: np.asarray(v).tolist() for q, v in zip(todo, vectors)}
         try:
             store_query_vectors(folder, model_key, made)
         except OSError as exc:  # a read-only index: this answer stands, the next pays the model again
