@@ -31,7 +31,7 @@ LIBRARY_HOMES = {"prefect": "memflow.flows", "prefect_dask": "memflow.flows.flee
                  "bs4": "memflow.tasks.ground.convert", "markdownify": "memflow.tasks.ground.convert",
                  "mcp": "memflow.mcp_server", "zstandard": "memflow.tasks.stores.archive",
                  "detect_secrets": "memflow.tasks.ground.secret_formats",
-                 "watchfiles": "memflow.tasks.index.watching"}
+                 "watchfiles": "memflow.tasks.index.watching", "threadpoolctl": "memflow.tasks.ground.blas"}
 
 
 def module_files() -> dict[str, Path]:

@@ -316,3 +316,68 @@ def test_a_write_says_what_loading_a_local_model_costs(settings, caplog):
     write, query = [r.getMessage() for r in caplog.records]
     assert "to embed this write's 2 new chunk(s)" in write and "memflow serve" in write
     assert "to embed this query" in query and "query_vectors" in query
+
+
+def test_vectors_kept_per_segment_through_merges_equal_a_reindex(model_settings, lay, tmp_path):
+    """Writes indexed by name, enough to merge delta segments into a second level (each
+    segment's vectors kept as its own matrix, never joined): every live row's vector equals the
+    vector a reindex holds for that chunk, and the vector branch answers as the reindex's."""
+    from helpers import reindexed_copy
+
+    from memflow.tasks.index import index_paths, indexing
+    from memflow.tasks.stores import keyword, segments
+
+    build_corpus(lay)
+    run_index(model_settings)
+    day = lay.root / "daily/2026-02-08"
+    day.mkdir(parents=True, exist_ok=True)
+    for n in range(segments.MERGE_FAN ** 2 + 3):  # new notes, then overwrites of earlier ones
+        name = f"daily/2026-02-08/n{n % 7}.md"
+        extra = "".join(f"\n\nRevision {k} of note {n % 7}: the ferry left pier {k * 3}."
+                        for k in range(n // 7 + 1))
+        (lay.root / name).write_text(f"# Note {n % 7}\n\nHarbour log {n % 7}.{extra}\n", encoding="utf-8")
+        index_paths(model_settings, [name])
+    index = keyword.current(indexing.keyword_dir(lay, model_settings))
+    assert index.main is not None and max(s.level for s in index.segments) >= 2
+    assert len(index.delta_vectors) == len(index.segments) > 1  # a matrix per segment
+    oracle = reindexed_copy(model_settings, tmp_path / "oracle")
+    oracle = oracle.model_copy(update={k: getattr(model_settings, k) for k in
+                                       ("embedding_model", "model_api_base", "model_api_key", "model_timeout")})
+    run_index(oracle)
+    theirs = open_index(layout_of(oracle), oracle)
+    ids = index.docs.column("id").to_pylist()
+    live = [row for row in range(index.size) if index.alive[row] and index.has_vector[row]]
+    assert any(row >= index.main.size for row in live)
+    assert sorted(ids[row] for row in live) == sorted(theirs.docs.column("id").to_pylist())
+    for row in live:
+        want = theirs.vectors[theirs.row_of(ids[row])]
+        assert np.allclose(index.vector(row), want, rtol=0, atol=1e-6), ids[row]
+    for query in ("ferry pier revision", "harbour log", "socket retries reconnect handler"):
+        mine = vector_branch(index, model_settings, [query], 8, Filters())
+        assert [(cid, round(s, 5)) for cid, s in mine] == \
+            [(cid, round(s, 5)) for cid, s in vector_branch(theirs, oracle, [query], 8, Filters())]
+
+
+def test_embedding_saves_group_model_calls_and_hold_each_chunk_and_text_once(model_settings, lay,
+                                                                              monkeypatch):
+    """Model calls of a few texts, saved several calls at a time (appends, not merges on the
+    key): every chunk gets its own text's vector, the vectors table holds each chunk once and
+    the embedding cache each text once, and a second run embeds nothing."""
+    from memflow.tasks.index import vectors
+    from memflow.tasks.stores.lance import EmbeddingCache
+
+    monkeypatch.setattr(vectors, "BATCH", 2)
+    monkeypatch.setattr(vectors, "WRITE_TEXTS", 5)
+    build_corpus(lay)
+    assert run_index(model_settings).vectors > vectors.WRITE_TEXTS  # several saves
+    store = IndexStore(lay.index_dir / "lance")
+    chunks = store.chunk_columns(["id", "text", "name", "description"]).to_pylist()
+    ids, matrix = store.vector_matrix(model_settings.embedding_model, 64)
+    assert sorted(ids.to_pylist()) == sorted(r["id"] for r in chunks)  # each chunk once
+    want = {r["id"]: np.array(hashed_embedding(embedding_input(r)), dtype=np.float32) for r in chunks}
+    for cid, vector in zip(ids.to_pylist(), matrix):
+        assert np.array_equal(vector, want[cid]), cid
+    texts = {vectors.text_sha(embedding_input(r)) for r in chunks}
+    cache = EmbeddingCache(vectors.embedding_cache_dir(model_settings))
+    assert cache.count(model_settings.embedding_model, 64) == len(texts)
+    assert run_index(model_settings, delta=False).vectors == 0

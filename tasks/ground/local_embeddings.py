@@ -60,12 +60,14 @@ def _load(name: str):
 FEW_TEXTS = 8  # a call with fewer texts (a query, a write's new chunks) runs on one thread
 
 
-def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[float]]:
-    """The texts' unit vectors. A call of a few texts runs on one torch thread: a small forward
-    pass split over torch's pool spends more waiting than computing, and far more when the
-    cores are busy (a one-word query: 8.7 ms CPU on one thread against 55 ms on two, at load 2
-    on this 2-core machine; `benchmarks/realistic_search.py --vectors`, docs/speed.md); the
-    embedding stage's large batches keep the pool."""
+def embed_local(name: str, texts: list[str], batch_size: int = 64):
+    """The texts' unit vectors, a float32 matrix (a row per text). A call of a few texts runs
+    on one torch thread: a small forward pass split over torch's pool spends more waiting than
+    computing, and far more when the cores are busy (a one-word query: 8.7 ms CPU on one thread
+    against 55 ms on two, at load 2 on this 2-core machine; `benchmarks/realistic_search.py
+    --vectors`, docs/speed.md); the embedding stage's large batches keep the pool."""
+    import numpy as np
+
     model = _model(name)
     from memflow.tasks.ground import static_embeddings
 
@@ -81,17 +83,20 @@ def embed_local(name: str, texts: list[str], batch_size: int = 64) -> list[list[
     finally:
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
-    return [list(map(float, v)) for v in vectors]
+    return np.asarray(vectors, dtype=np.float32)
 
 
 def matmul(matrix, columns):
     """`matrix @ columns` on torch's thread pool. With the local model loaded, a NumPy (OpenBLAS)
     product right after a torch forward pass makes the two pools fight over the cores: hybrid
-    search at 100k chunks took 1.7x as long with NumPy's product (benchmarks/hybrid.py)."""
+    search at 100k chunks took 1.7x as long with NumPy's product (benchmarks/hybrid.py).
+    Without torch (a static model, or a cached query vector) NumPy's on one thread (`blas`)."""
     import numpy as np
 
-    if "torch" not in sys.modules:  # no model loaded here (a cached query vector): no torch import
-        return np.matmul(matrix, columns)
+    if "torch" not in sys.modules:  # no transformer loaded here: no torch import
+        from memflow.tasks.ground import blas
+
+        return blas.matmul(matrix, columns)
     import torch
 
     with torch.inference_mode():

@@ -306,7 +306,8 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
     new rows' vectors: a text the replaced rows had keeps its vector, the others are embedded
     here (`vectors.delta_vectors`); `store` (the tables, level with the snapshot) takes them
     too, else the tables get them when they are brought level (`indexing.sync_tables`)."""
-    if current.links is None or (settings.embedding_model and _vector_dims(settings, current) is None):
+    dims = _vector_dims(settings, current) if settings.embedding_model else None
+    if current.links is None or (settings.embedding_model and dims is None):
         return False
     others = _labelled_by(lay, current, changed, rows[2])
     others = set(current.file_info(sorted(others), ("kind",))) if others else others  # the indexed ones
@@ -327,7 +328,6 @@ def publish_delta(lay: Layout, settings: Settings, current: keyword.KeywordIndex
         from memflow.tasks.index.vectors import delta_vectors, vector_rows
 
         chunks = docs.select(["id", "path", "layer", "kind", "date", "text", "name", "description"]).to_pylist()
-        dims = _vector_dims(settings, current)
         vectors = delta_vectors(settings, chunks, _replaced_vectors(current, changed), dims)
         has_vector = np.ones(len(chunks), dtype=bool)
         if store is not None:  # the tables took these rows already
@@ -357,13 +357,10 @@ def _replaced_vectors(current: keyword.KeywordIndex, changed: list[str]) -> dict
     them need not embed again)."""
     from memflow.tasks.index.vectors import embedding_input, text_sha
 
-    main = current.main or current
     numbers = rowmaps.live_rows(current, "docs", "path", changed)
     numbers = numbers[current.has_vector[numbers]]
     rows = rowmaps.row_dicts(current.docs.select(["text", "name", "description"]), numbers)
-    split = main.docs.num_rows
-    return {text_sha(embedding_input(row)): (main.vectors[i] if i < split else current.delta_vectors[i - split])
-            for row, i in zip(rows, numbers.tolist())}
+    return {text_sha(embedding_input(row)): current.vector(i) for row, i in zip(rows, numbers.tolist())}
 
 
 def _old_links(current: keyword.KeywordIndex, column: str, paths: list[str]) -> pa.Table:

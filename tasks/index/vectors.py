@@ -13,6 +13,8 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 
+import numpy as np
+
 from memflow.schemas.settings import Settings
 from memflow.tasks.ground.workspace import layout
 from memflow.tasks.stores.files import atomic_write_json, read_json
@@ -20,7 +22,8 @@ from memflow.tasks.stores.lance import EmbeddingCache, IndexStore
 
 log = logging.getLogger("memflow.vectors")
 BATCH = 64  # texts per request to an embedding endpoint
-SAVE_BATCH = 512  # texts per local `encode` call and table write (the model batches inside)
+SAVE_BATCH = 512  # texts per local `encode` call (the model batches inside)
+WRITE_TEXTS = 2048  # embedded texts per table write (each LanceDB append is a new version)
 MODELS_RECORD = "vector_models.json"  # model -> dimension, written by the first health check
 MAX_CHARS, MAX_CJK_CHARS = 2000, 500  # CJK text costs about one token per character
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -42,7 +45,9 @@ def dimension_error(settings: Settings, got: int, want: int) -> EmbeddingDimensi
         f"embedding_dimensions = {want} if the endpoint can return {want}")
 
 
-def embed_texts(settings: Settings, texts: list[str]) -> list[list[float]]:
+def embed_texts(settings: Settings, texts: list[str]) -> "np.ndarray | list[list[float]]":
+    """The texts' vectors, one per text: a float32 matrix from a local model (kept as NumPy from
+    the model to the tables), lists of floats from an endpoint."""
     model = settings.embedding_model
     if model.startswith("local/"):
         from memflow.tasks.ground.local_embeddings import embed_local
@@ -61,8 +66,18 @@ def clip(text: str) -> str:
 
 
 def embedding_input(row: dict) -> str:
-    head = " - ".join(x for x in (row.get("name"), row.get("description")) if x)
-    return clip(f"{head}\n{row['text']}" if head else row["text"])
+    return _input(row.get("name"), row.get("description"), row["text"])
+
+
+def embedding_inputs(chunks) -> list[str]:
+    """`embedding_input` of every row of a chunks table (read column by column)."""
+    columns = [chunks.column(name).to_pylist() for name in ("name", "description", "text")]
+    return [_input(*values) for values in zip(*columns)]
+
+
+def _input(name: str | None, description: str | None, text: str) -> str:
+    head = " - ".join(x for x in (name, description) if x)
+    return clip(f"{head}\n{text}" if head else text)
 
 
 def health_check(settings: Settings, expected: int | None = None) -> int:
@@ -130,14 +145,18 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     """Embed chunks that have no vector for the configured model: texts embedded before are
     served from the table or the embedding cache (`metadata/index/embeddings/`, kept across
     reindexes and seeded by imports), each new text once. Only the missing chunks are read into
-    Python, and each embedded batch is saved before the next. The model is health-checked only
-    when something is to be embedded (and `checked` is False), before any vector is saved, and
-    every batch's dimension is checked. Drops vectors of gone chunks. `progress(total)` gives
-    the callable told how many chunks each saved batch embedded.
+    Python, and the vectors are saved as they are made (a save per WRITE_TEXTS texts). The
+    model is health-checked only when something is to be embedded (and `checked` is False),
+    before any vector is saved, and every batch's dimension is checked. Drops vectors of gone
+    chunks. `progress(total)` gives the callable told how many chunks each save embedded.
 
     Throughput (benchmarks/embed_throughput.py): the texts go to the model longest first, so a
-    model batch holds texts of about one length (little padding), in saves of SAVE_BATCH texts
-    (fewer, larger table writes); the model batches inside a save as its own `encode` does."""
+    model batch holds texts of about one length (little padding), SAVE_BATCH texts a call to a
+    local model, which batches inside a call as its own `encode` does; a save writes WRITE_TEXTS
+    texts' vectors (fewer LanceDB versions), so a stopped run keeps all but its last few
+    calls'. The vectors stay NumPy rows from the model to the tables, and the saves append (the
+    chunks and texts saved are those the table and the cache lack), no merge on the key."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     model = settings.embedding_model
@@ -146,32 +165,36 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     table = store.chunk_columns(["id", "path", "layer", "kind", "date", "text", "name",
                                  "description"])
     have = store.vector_ids(model, dims)
-    missing = table.filter(pc.invert(pc.is_in(table.column("id"), value_set=have))).to_pylist()
+    missing = table.filter(pc.invert(pc.is_in(table.column("id"), value_set=have)))
     embedded = 0
-    if missing:
-        rows_of: dict[str, list[dict]] = {}
+    if missing.num_rows:
+        inputs = embedding_inputs(missing)
+        shas = [text_sha(text) for text in inputs]
+        keys = missing.select(["id", "path", "layer", "kind", "date"]).append_column(
+            "text_sha", pa.array(shas, pa.string()))
+        rows_of: dict[str, list[int]] = {}  # text sha256 -> its rows of `keys`
         text_of: dict[str, str] = {}
-        for row in missing:
-            text = embedding_input(row)
-            sha = text_sha(text)
-            rows_of.setdefault(sha, []).append({**row, "text_sha": sha})
+        for number, (sha, text) in enumerate(zip(shas, inputs)):
+            rows_of.setdefault(sha, []).append(number)
             text_of[sha] = text
         cache = store.vectors_by_text(model, dims, list(rows_of))
         kept = EmbeddingCache(embedding_cache_dir(settings))
         cache.update(kept.get(model, dims, [sha for sha in rows_of if sha not in cache]))
 
-        def save(shas: list[str]) -> None:
-            store.put_vectors(model, dims, [{**row, "vector": cache[sha]}
-                                            for sha in shas for row in rows_of[sha]])
+        def save(part: list[str]) -> None:
+            if part:
+                numbers = [n for sha in part for n in rows_of[sha]]
+                store.add_vectors(model, dims, keys.take(numbers),
+                                  np.stack([cache[sha] for sha in part for _ in rows_of[sha]]))
 
         new = sorted((sha for sha in rows_of if sha not in cache), key=lambda sha: -len(text_of[sha]))
         step = progress(len(new)) if progress and new else None
         if new and not checked:  # before any write: a dimension change stops the run here
             health_check(settings, dims)
         save([sha for sha in rows_of if sha in cache])
-        for part, fresh in _embedded(settings, new, text_of, dims):
-            kept.put(model, dims, fresh)
-            cache.update(fresh)
+        for part, vectors in _embedded(settings, new, text_of, dims, WRITE_TEXTS):
+            kept.add(model, dims, part, vectors)
+            cache.update(zip(part, vectors))
             save(part)
             if step:
                 step(len(part))
@@ -181,19 +204,24 @@ def backfill_vectors(store: IndexStore, settings: Settings, checked: bool = Fals
     return embedded
 
 
-def _embedded(settings: Settings, shas: list[str], text_of: dict[str, str], dims: int):
-    """(shas, sha -> vector) per model call, `shas` in the order given (longest first, see
-    `backfill_vectors`): a local model takes SAVE_BATCH texts a call, an endpoint BATCH (one
-    request). Raises EmbeddingDimensionError at the first vector of another dimension than
-    `dims` (what the caller saved before it is all right)."""
+def _embedded(settings: Settings, shas: list[str], text_of: dict[str, str], dims: int, group: int = 0):
+    """(shas, their vectors as a float32 matrix), `shas` in the order given (longest first,
+    see `backfill_vectors`), per model call: a local model takes SAVE_BATCH texts a call, an
+    endpoint BATCH (one request); with `group`, the calls' results joined until they hold
+    `group` texts (what one table write takes). Raises EmbeddingDimensionError at the first
+    vector of another dimension than `dims` (what the caller saved before it is all right)."""
     size = SAVE_BATCH if settings.embedding_model.startswith("local/") else BATCH
+    held: list[tuple[list[str], np.ndarray]] = []
     for i in range(0, len(shas), size):
         part = shas[i:i + size]
-        fresh = dict(zip(part, embed_texts(settings, [text_of[sha] for sha in part])))
-        wrong = next((len(v) for v in fresh.values() if len(v) != dims), None)
+        made = embed_texts(settings, [text_of[sha] for sha in part])
+        wrong = next((len(v) for v in made if len(v) != dims), None)
         if wrong is not None:
             raise dimension_error(settings, wrong, dims)
-        yield part, fresh
+        held.append((part, np.asarray(made, dtype=np.float32).reshape(len(part), dims)))
+        if sum(len(p) for p, _ in held) >= group or i + size >= len(shas):
+            yield [sha for p, _ in held for sha in p], np.concatenate([m for _, m in held])
+            held = []
 
 
 def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.ndarray"], dims: int) -> "np.ndarray":
@@ -202,8 +230,6 @@ def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.nda
     the rows being replaced) is not embedded again, the others go to the model (`_embedded`).
     Raises EmbeddingDimensionError when the model returns another dimension than `dims` (the
     snapshot's), before anything is published."""
-    import numpy as np
-
     inputs = [embedding_input(row) for row in rows]
     shas = [text_sha(text) for text in inputs]
     text_of = {sha: text for sha, text in zip(shas, inputs) if sha not in known}
@@ -211,8 +237,8 @@ def delta_vectors(settings: Settings, rows: list[dict], known: dict[str, "np.nda
     if new:
         say_model_cost(settings, f"this write's {len(new)} new chunk(s)")
     vectors = dict(known)
-    for _, fresh in _embedded(settings, new, text_of, dims):
-        vectors.update(fresh)
+    for part, made in _embedded(settings, new, text_of, dims):
+        vectors.update(zip(part, made))
     return np.asarray([vectors[sha] for sha in shas], dtype=np.float32).reshape(len(shas), dims)
 
 
@@ -264,7 +290,8 @@ def embed_queries(settings: Settings, queries: list[str], fresh: bool = False) -
     todo = [q for q in todo if q not in stored]
     if todo:
         say_model_cost(settings)
-        made = dict(zip(todo, embed_texts(settings, [clip(q) for q in todo])))
+        vectors = embed_texts(settings, [clip(q) for q in todo])
+        made = {q: np.asarray(v).tolist() for q, v in zip(todo, vectors)}
         try:
             store_query_vectors(folder, model_key, made)
         except OSError as exc:  # a read-only index: this answer stands, the next pays the model again

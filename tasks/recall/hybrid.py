@@ -203,10 +203,10 @@ def vector_branch(index: keyword.KeywordIndex, settings: Settings, texts: list[s
                   filters: Filters, factor: np.ndarray | None = None) -> list[tuple[str, float]]:
     """Exact cosine top-n over the snapshot's vectors for the embeddings of `texts`. Raises
     VectorsUnavailable when the embedding model fails or its dimension is not the index's."""
+    from memflow.tasks.ground.blas import matmul
     from memflow.tasks.ground.llm import ModelCallError, ModelOutputError
     from memflow.tasks.index import embed_queries
 
-    matmul = np.matmul
     if (index.vector_model or "").startswith("local/"):
         from memflow.tasks.ground.local_embeddings import matmul
     dims = index.vectors.shape[1] if index.vectors is not None else None

@@ -87,7 +87,9 @@ class KeywordIndex:
     masks: dict = field(default_factory=dict)  # filter key -> boolean row mask
     generation: str = ""  # the `gen-<n>` folder it was read from
     alive: np.ndarray | None = None  # with a delta: False for main rows a delta replaced
-    delta_vectors: np.ndarray | None = None  # with a delta and vectors: the delta rows' vectors
+    # with a delta and vectors: each delta segment's vectors, oldest first (rows follow `starts`);
+    # kept apart and searched one by one, so a new generation copies none of them
+    delta_vectors: tuple[np.ndarray, ...] | None = None
     main: "KeywordIndex | None" = None  # with a delta: the base's main segment (reused when re-read)
     # with a delta: link/file row -> itself, or -1 when a later segment replaced it, so link
     # expansion reuses the main segment's maps instead of rebuilding them for every delta.
@@ -111,6 +113,13 @@ class KeywordIndex:
     def base(self) -> str:
         """The generation whose main segment this index searches (its own without a delta)."""
         return self.main.generation if self.main is not None else self.generation
+
+    def vector(self, row: int) -> np.ndarray:
+        """Row `row`'s vector (main's, or the delta segment's that holds the row)."""
+        if self.main is None or row < self.main.size:
+            return self.vectors[row]
+        part = int(np.searchsorted(self.starts["docs"], row, side="right")) - 1
+        return self.delta_vectors[part][row - int(self.starts["docs"][part])]
 
     def row_of(self, chunk_id: str) -> int | None:
         if self.main is not None:  # a delta: the newest segment's live row, else main's
@@ -454,7 +463,7 @@ def load_delta(gen: Path, meta: dict, main: KeywordIndex,
     link_keep, file_keep = np.concatenate(keeps["links"]), np.concatenate(keeps["files"])
     delta_vectors, has_vector = None, None
     if main.vectors is not None and all(s.vectors is not None for s in segs):
-        delta_vectors = np.concatenate([s.vectors for s in segs])
+        delta_vectors = tuple(s.vectors for s in segs)
         has_vector = np.concatenate([main.has_vector, *(s.has_vector for s in segs)])
     return KeywordIndex(postings, pa.concat_tables([main.docs, *(s.docs for s in segs)]), meta, main.vectors,
                         has_vector, pa.concat_tables([main.links, *(s.links for s in segs)]),
@@ -557,9 +566,9 @@ def nearest(index: KeywordIndex, queries: np.ndarray, k: int, mask: np.ndarray |
     if not len(queries):
         return []
     columns = np.ascontiguousarray(queries.T)
-    scores = matmul(index.vectors, columns).max(axis=1)
-    if index.delta_vectors is not None and len(index.delta_vectors):
-        scores = np.concatenate([scores, matmul(index.delta_vectors, columns).max(axis=1)])
+    parts = [index.vectors, *(index.delta_vectors or ())]  # row-aligned with docs, in order
+    scores = np.concatenate([matmul(part, columns).max(axis=1) if len(part) else np.zeros(0, np.float32)
+                             for part in parts])
     allowed = index.has_vector if mask is None else (mask & index.has_vector)
     if index.alive is not None:
         allowed = allowed & index.alive

@@ -104,15 +104,29 @@ def _columns(table, columns: list[str]) -> pa.Table:
     return table.search().select(columns).limit(None).to_arrow()
 
 
-def _vectors_by_sha(table, shas: list[str]) -> dict[str, list[float]]:
-    """text sha256 -> vector for the given shas only, in batches of `IN (...)` predicates."""
-    found: dict[str, list[float]] = {}
-    wanted = sorted(set(shas))
+def _vectors_by_sha(table, shas: list[str]) -> dict[str, np.ndarray]:
+    """text sha256 -> vector (a float32 row) for the given shas only, in batches of `IN (...)`
+    predicates."""
+    found: dict[str, np.ndarray] = {}
+    wanted = sorted(set(shas)) if shas and table.count_rows() else []  # an empty table: no lookups
     for i in range(0, len(wanted), _IN_BATCH):
         rows = (table.search().where(_in("text_sha", wanted[i:i + _IN_BATCH]))
                 .select(["text_sha", "vector"]).limit(None).to_arrow())
-        found.update(zip(rows.column("text_sha").to_pylist(), rows.column("vector").to_pylist()))
+        found.update(zip(rows.column("text_sha").to_pylist(), matrix_of(rows.column("vector"))))
     return found
+
+
+def matrix_of(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A fixed-size-list vector column as a float32 matrix (one row per vector)."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    flat = column.flatten().to_numpy(zero_copy_only=False)
+    return flat.reshape(len(column), column.type.list_size).astype(np.float32, copy=False)
+
+
+def vector_column(vectors: np.ndarray, dims: int) -> pa.FixedSizeListArray:
+    """A float32 matrix as a fixed-size-list column (no Python list per vector)."""
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), pa.float32())
+    return pa.FixedSizeListArray.from_arrays(flat, dims)
 
 
 def vectors_table_name(model: str, dims: int) -> str:
@@ -257,7 +271,7 @@ class IndexStore:
     def vector_ids(self, model: str, dims: int) -> pa.Array:
         return _columns(self.vectors(model, dims), ["id"]).column("id").combine_chunks()
 
-    def vectors_by_text(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
+    def vectors_by_text(self, model: str, dims: int, shas: list[str]) -> dict[str, np.ndarray]:
         """The embedding cache: text sha256 -> vector, for the given shas only (reading every
         vector into Python lists would cost ~1 GB at 100k chunks)."""
         return _vectors_by_sha(self.vectors(model, dims), shas)
@@ -268,6 +282,20 @@ class IndexStore:
                                         schema=vectors_schema(dims))
             table = self.vectors(model, dims)
             table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+
+    def add_vectors(self, model: str, dims: int, keys: pa.Table, vectors: np.ndarray) -> None:
+        """Append vectors of chunks the table has none of (`backfill_vectors` embeds only
+        those): `keys` holds their id, text_sha, path, layer, kind and date, `vectors` a
+        row each. An append, not a merge on id (which joins against the whole table)."""
+        if not keys.num_rows:
+            return
+        schema = vectors_schema(dims)
+        columns = {"model": pa.array([model] * keys.num_rows, pa.string()),
+                   "dims": pa.array(np.full(keys.num_rows, dims, dtype=np.int32)),
+                   "vector": vector_column(vectors, dims)}
+        data = pa.table([columns[f.name] if f.name in columns else keys.column(f.name).cast(f.type)
+                         for f in schema], schema=schema)
+        self.vectors(model, dims).add(data)
 
     def drop_vectors(self, model: str, dims: int, keep: set[str]) -> None:
         table = self.vectors(model, dims)
@@ -321,8 +349,15 @@ class EmbeddingCache:
                             pa.field("vector", pa.list_(pa.float32(), dims))])
         return self.db.create_table(name, schema=schema, exist_ok=True)
 
-    def get(self, model: str, dims: int, shas: list[str]) -> dict[str, list[float]]:
+    def get(self, model: str, dims: int, shas: list[str]) -> dict[str, np.ndarray]:
         return _vectors_by_sha(self._table(model, dims), shas)
+
+    def add(self, model: str, dims: int, shas: list[str], vectors: np.ndarray) -> None:
+        """Append the vectors (a row each) of texts the cache lacks (`get` found none of them)."""
+        if shas:
+            data = pa.table([pa.array(shas, pa.string()), vector_column(vectors, dims)],
+                            schema=self._table(model, dims).schema)
+            self._table(model, dims).add(data)
 
     def put(self, model: str, dims: int, vectors: dict[str, list[float]]) -> None:
         if vectors:
