@@ -1404,3 +1404,22 @@ def test_a_procedure_is_never_named_by_a_symbol(vocab):
         said = f"Assistant: {adj.capitalize()} {noun}. - `{a}Max: 1` {rng.choice('+&|*=')} `{b}Min: 0` is a {word} {obj}."
         got = subject_of(said)
         assert got.bucket == "procedure" and len(got.key.split(":", 1)[1]) >= 2 and any(c.isalpha() for c in got.name), (said, got)
+
+
+def test_a_fragment_names_no_node_whatever_its_words_end_in(vocab):
+    """"Back on Chosstus today", "the grairtshios part again" (generated technical chats) made
+    nodes: a word in "-s" after the first was read as a verb's present "-s". A name capitalised
+    inside the sentence, or a word after a determiner or a preposition, heads a noun phrase; a
+    lower-case word in "-s" after a name or a noun is still a verb ("Kenji owns billing now")."""
+    from memflow.tasks.dream.statements import is_clause
+
+    rng, v = vocab
+    for _ in range(200):
+        name, noun, verb = pick(rng, v, "name"), pick(rng, v, "noun"), pick(rng, v, "verb")
+        plural = rng.choice(["s", "es", ""])
+        for fragment in (f"Back on {name}{plural} today", f"the {noun}{plural} part again",
+                         f"Back on {name}{plural}", f"on {noun}{plural} {rng.choice(['again', 'today'])}"):
+            assert not is_clause(fragment), fragment
+        for clause in (f"{name} {verb}s {noun} now", f"{name} {verb}s the {noun}",
+                       f"{verb.capitalize()}{'d' if verb.endswith('e') else 'ed'} the {noun} in {name}{plural}", f"I {verb} in {name}{plural}"):
+            assert is_clause(clause), clause

@@ -13,9 +13,9 @@ import re
 from itertools import takewhile
 
 from memflow.tasks.dream.words import (AUXILIARIES, BE, BRACKETED_RE, DEMONSTRATIVES, DETERMINERS, EXISTENTIALS,
-                                       PLAIN_ADVERBS, PRONOUNS, QUANTIFIERS, SUBJECT_PRONOUNS, Tok, bare, content_words,
-                                       demonstrative_led, han_share, past_shaped, pronoun_led, seq_of, strip_marker,
-                                       toks)
+                                       PLAIN_ADVERBS, PREPOSITIONS, PRONOUNS, QUANTIFIERS, SUBJECT_PRONOUNS, Tok,
+                                       bare, content_words, demonstrative_led, han_share, past_shaped, pronoun_led,
+                                       seq_of, strip_marker, toks)
 from memflow.tasks.ground.tokenize import INDEFINITE_PRONOUNS
 
 
@@ -286,15 +286,24 @@ def is_clause(text: str) -> bool:
     Chinese are taken as clauses (nothing here can tell)."""
     if han_share(text) > 0.3:
         return True
-    words = [w.lower() for w in re.findall(r"[A-Za-z][\w'’]*", text)]
+    said = re.findall(r"[A-Za-z][\w'’]*", text)
+    words = [w.lower() for w in said]
     if len(words) > CLAUSE_WORDS:
         return True
     parts = {re.split(r"['’]", w, maxsplit=1)[0] for w in words}
     if parts & (SUBJECT_PRONOUNS | AUXILIARIES | BE | {"it", "you"}) or any(
             re.search(r"['’](?:s|re|ve|ll|d|m)$", w) for w in words):
         return True
-    return any(past_shaped(Tok(w, w, "word")) or (n > 0 and len(w) > 3 and w.endswith("s") and not
-               w.endswith("ss")) for n, w in enumerate(words))
+    return any((past_shaped(Tok(w, w, "word")) and not (n > 0 and said[n][0].isupper()))
+               or (n > 0 and _present_s(said[n], words[n - 1])) for n, w in enumerate(words))
+
+
+def _present_s(word: str, before: str) -> bool:
+    """A verb's present "-s" after the first word ("Kenji owns billing now"): not a name
+    capitalised inside the sentence ("Back on Chosstus today"), nor a word after a determiner or
+    a preposition, which heads a noun phrase ("the grairtshios part again")."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith("ss") and not word[0].isupper() \
+        and before not in DETERMINERS and before not in PREPOSITIONS
 
 
 CLAUSE_WORDS = 6  # past this many words a statement is taken as saying something
