@@ -28,7 +28,7 @@ from memflow.schemas.tables import CHUNKS, FILES, LINKS, SCHEMA_VERSION, IndexSu
 from memflow.tasks.ground import durability
 from memflow.tasks.ground.convert import READABLE_SUFFIXES
 from memflow.tasks.ground.events import JOURNAL, append_event
-from memflow.tasks.ground.memory import lean_allocators
+from memflow.tasks.ground.memory import few_collections, lean_allocators
 from memflow.tasks.ground.tokenize import tokenizer_id
 from memflow.tasks.ground.workspace import Layout, file_stats, layout
 from memflow.tasks.index.parallel import Workers, start_workers, worker_count
@@ -408,7 +408,7 @@ def writes_after(lay: Layout, changed: bool) -> int:
 def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
     """Carry out a planned run with full table writes and a rebuilt search snapshot (the run's
     parsing workers, if any, are closed at the end)."""
-    with run.workers or nullcontext():
+    with run.workers or nullcontext(), few_collections():
         return _full_run(settings, lay, run, progress_factory, embed)
 
 
