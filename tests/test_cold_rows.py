@@ -1,17 +1,18 @@
 """A cold index's rows take cheaper roads (issue #58): chunk terms cross from a parsing worker as
-one string each and are split in Arrow, the superseded columns are made in Arrow, the cyclic
+one string each and are split in Arrow, chunk and link rows cross as columns, the superseded columns are made in Arrow, the cyclic
 garbage collector runs rarely. The rows that reach the tables are the ones the plain rows make."""
 
 from __future__ import annotations
 
 import gc
+import pickle
 import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from memflow.schemas.tables import CHUNKS
+from memflow.schemas.tables import CHUNKS, LINKS
 from memflow.tasks.ground.memory import FEW_COLLECTIONS, few_collections
 from memflow.tasks.index.indexing import indexed_files, pipeline_version
 from memflow.tasks.index.rows import file_rows_of, joined_terms, parse_part
@@ -39,6 +40,11 @@ def test_parsed_parts_make_the_chunk_batches_of_their_plain_rows(settings, lay):
     cold = pa.Table.from_batches([rows_batch(part.chunks, CHUNKS) for part in parts], schema=CHUNKS)
     assert cold.equals(pa.Table.from_pylist(plain, schema=CHUNKS))
     assert all(isinstance(row["terms"], str) for part in parts for row in part.chunks)
+    for part in parts:  # as a worker sends it: columns
+        sent = pickle.loads(pickle.dumps(part, pickle.HIGHEST_PROTOCOL))
+        assert isinstance(sent.chunks, dict) and sent.files == part.files
+        assert rows_batch(sent.chunks, CHUNKS).equals(rows_batch(part.chunks, CHUNKS))
+        assert rows_batch(sent.links, LINKS).equals(pa.RecordBatch.from_pylist(part.links, schema=LINKS))
     terms = [row["terms"] for row in plain]
     assert [] in terms and any("x" * 64 in t for t in terms)  # the edge cases were there
     assert any(any("\u4e00" <= c <= "\u9fff" for term in t for c in term) for t in terms)

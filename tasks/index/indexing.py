@@ -161,18 +161,20 @@ class ChunkBatches:
         self.parts, self.progress = parts, progress
         self.skipped, self.warnings = skipped, warnings
         self.file_rows: list[dict] = []
-        self.link_rows: list[dict] = []
+        self.links: list[pa.RecordBatch] = []
         self.chunks = 0
 
     def __iter__(self):
         for part in self.parts:
             self.file_rows.extend(part.files)
-            self.link_rows.extend(part.links)
+            if part.links:
+                self.links.append(rows_batch(part.links, LINKS))
             self.skipped.update(part.skipped)
             self.warnings.update(part.warnings)
             if part.chunks:
-                self.chunks += len(part.chunks)
-                yield rows_batch(part.chunks, CHUNKS)
+                batch = rows_batch(part.chunks, CHUNKS)
+                self.chunks += batch.num_rows
+                yield batch
             if self.progress:
                 self.progress(part.count)
 
@@ -200,7 +202,7 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
         parsed = pool.map(work, parts) if pool else map(work, parts)
         for group in groups:  # a group's parts, as `parts` cut them
             batches = ChunkBatches(islice(parsed, -(-len(group) // ROWS_BATCH)), progress, skipped, warnings)
-            store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
+            store.write_paths(group, batches, batches.links)  # links read after the chunks
             store.put_files(batches.file_rows)  # last: a crash before this line re-does the group
             written += batches.chunks
     return written
