@@ -379,6 +379,12 @@ def prepare_run(settings: Settings, lay: Layout, lance_dir,
     `found`: the stat walk already made (`indexed_files` and its problems). With no tables yet
     every file is parsed: a large workspace's parsing workers start first, so that their start
     overlaps LanceDB's and the scan's (the caller closes them: `full_run`)."""
+    with few_collections():  # the stat walk and the scan make a dict or tuple per file
+        return _prepare_run(settings, lay, lance_dir, found)
+
+
+def _prepare_run(settings: Settings, lay: Layout, lance_dir,
+                 found: tuple[dict[str, tuple[int, int]], dict[str, str]] | None) -> IndexRun:
     started = time.perf_counter()
     lean_allocators()
     scan_problems: dict[str, str] = {}
