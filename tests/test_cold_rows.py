@@ -106,3 +106,23 @@ def test_superseded_columns_are_the_per_row_ones(settings, lay):
     made = [column.to_pylist() for column in superseded_lines(docs, links, lay.daily, lay.digest, lay.session)]
     assert made == list(per_row_superseded(docs, links, lay))
     assert sum(map(bool, made[0])) > 0  # some rows hold replaced lines
+
+
+def test_a_chunks_table_stored_compressed_before_is_opened_and_indexed_into(settings, lay, monkeypatch):
+    import lancedb
+
+    from memflow.tasks.index import indexing, run_index
+    from memflow.tasks.index.indexing import LANCE
+    from memflow.tasks.stores.lance import IndexStore
+
+    build(lay.root, 300)
+    lancedb.connect(str(lay.index_dir / LANCE)).create_table("chunks", schema=CHUNKS)  # as before
+    first = run_index(settings)
+    assert first.added == 300 and first.chunks > 0
+    assert IndexStore(lay.index_dir / LANCE).chunks.schema.field("text").metadata is None  # kept as it was
+    edited = sorted((lay.root / "daily").rglob("*.md"))[:40]
+    for path in edited:
+        path.write_text(path.read_text(encoding="utf-8") + "\nzanzibarquokka\n", encoding="utf-8")
+    monkeypatch.setattr(indexing, "SMALL_CHANGE", 0)  # no delta: the tables are opened and written
+    second = run_index(settings)
+    assert second.modified == len(edited) and second.total_chunks == IndexStore(lay.index_dir / LANCE).count_chunks()

@@ -192,7 +192,10 @@ class IndexStore:
             for name in outdated:  # (the embedding cache) is rebuilt from the files
                 self.db.drop_table(name)
         self.files = self.db.create_table("files", schema=FILES, exist_ok=True)
-        self.chunks = self.db.create_table("chunks", schema=stored_schema(CHUNKS), exist_ok=True)
+        # a chunks table made before its columns were stored uncompressed is opened as it is
+        # (creating it with `exist_ok` and another field metadata raises a schema error)
+        self.chunks = (self.db.open_table("chunks") if "chunks" in self.db.list_tables().tables
+                       else self.db.create_table("chunks", schema=stored_schema(CHUNKS), exist_ok=True))
         self.links = self.db.create_table("links", schema=LINKS, exist_ok=True)
 
     def _outdated(self) -> list[str]:
