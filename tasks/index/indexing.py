@@ -28,7 +28,7 @@ from memflow.schemas.tables import CHUNKS, FILES, LINKS, SCHEMA_VERSION, IndexSu
 from memflow.tasks.ground import durability
 from memflow.tasks.ground.convert import READABLE_SUFFIXES
 from memflow.tasks.ground.events import JOURNAL, append_event
-from memflow.tasks.ground.memory import lean_allocators
+from memflow.tasks.ground.memory import few_collections, lean_allocators
 from memflow.tasks.ground.tokenize import tokenizer_id
 from memflow.tasks.ground.workspace import Layout, file_stats, layout
 from memflow.tasks.index.parallel import Workers, start_workers, worker_count
@@ -161,18 +161,20 @@ class ChunkBatches:
         self.parts, self.progress = parts, progress
         self.skipped, self.warnings = skipped, warnings
         self.file_rows: list[dict] = []
-        self.link_rows: list[dict] = []
+        self.links: list[pa.RecordBatch] = []
         self.chunks = 0
 
     def __iter__(self):
         for part in self.parts:
             self.file_rows.extend(part.files)
-            self.link_rows.extend(part.links)
+            if part.links:
+                self.links.append(rows_batch(part.links, LINKS))
             self.skipped.update(part.skipped)
             self.warnings.update(part.warnings)
             if part.chunks:
-                self.chunks += len(part.chunks)
-                yield rows_batch(part.chunks, CHUNKS)
+                batch = rows_batch(part.chunks, CHUNKS)
+                self.chunks += batch.num_rows
+                yield batch
             if self.progress:
                 self.progress(part.count)
 
@@ -200,7 +202,7 @@ def apply_changes(store: IndexStore, lay: Layout, settings: Settings, paths: lis
         parsed = pool.map(work, parts) if pool else map(work, parts)
         for group in groups:  # a group's parts, as `parts` cut them
             batches = ChunkBatches(islice(parsed, -(-len(group) // ROWS_BATCH)), progress, skipped, warnings)
-            store.write_paths(group, batches, batches.link_rows)  # links read after the chunks
+            store.write_paths(group, batches, batches.links)  # links read after the chunks
             store.put_files(batches.file_rows)  # last: a crash before this line re-does the group
             written += batches.chunks
     return written
@@ -377,6 +379,12 @@ def prepare_run(settings: Settings, lay: Layout, lance_dir,
     `found`: the stat walk already made (`indexed_files` and its problems). With no tables yet
     every file is parsed: a large workspace's parsing workers start first, so that their start
     overlaps LanceDB's and the scan's (the caller closes them: `full_run`)."""
+    with few_collections():  # the stat walk and the scan make a dict or tuple per file
+        return _prepare_run(settings, lay, lance_dir, found)
+
+
+def _prepare_run(settings: Settings, lay: Layout, lance_dir,
+                 found: tuple[dict[str, tuple[int, int]], dict[str, str]] | None) -> IndexRun:
     started = time.perf_counter()
     lean_allocators()
     scan_problems: dict[str, str] = {}
@@ -408,7 +416,7 @@ def writes_after(lay: Layout, changed: bool) -> int:
 def full_run(settings: Settings, lay: Layout, run: IndexRun, progress_factory, embed: bool) -> IndexSummary:
     """Carry out a planned run with full table writes and a rebuilt search snapshot (the run's
     parsing workers, if any, are closed at the end)."""
-    with run.workers or nullcontext():
+    with run.workers or nullcontext(), few_collections():
         return _full_run(settings, lay, run, progress_factory, embed)
 
 

@@ -17,6 +17,7 @@ stays bounded). What a worker logged comes back with its result and is logged he
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import os
@@ -185,9 +186,10 @@ def serve() -> None:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's: it stops the workers
-    from memflow.tasks.ground.memory import lean_allocators
+    from memflow.tasks.ground.memory import FEW_COLLECTIONS, lean_allocators
 
     lean_allocators(arrow=False)
+    gc.set_threshold(FEW_COLLECTIONS)  # a worker only parses (`memory.few_collections`)
     for name in PRELOAD:
         importlib.import_module(name)
     job = sys.stdin.readline().strip()

@@ -14,10 +14,10 @@ no piece says it.
 from __future__ import annotations
 
 import logging
-
 import re
 from datetime import date
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,22 +36,25 @@ def superseded_lines(docs: pa.Table, links: pa.Table, daily: str, digest: str,
     a line is listed once per replaced piece). `links` is the link graph (source, line, target,
     anchor, kind); `daily`, `digest` and `session` are the layer folders."""
     replaced, said, still_said = _replaced(docs, links, daily, digest, session)
+    counts = np.zeros(docs.num_rows, dtype=np.int32)
     numbers, days, parts = [], [], []
-    columns = (docs.column(c).to_pylist() for c in ("path", "start_line", "end_line"))
-    for row, (path, start, end) in enumerate(zip(*columns)):
-        held = sorted((n, d) for n, d in replaced.get(path, {}).items() if start <= n <= end)
+    # only the chunks of files with a replaced line are read into Python (a handful of a
+    # 24,000-file index's 45,000 rows: a loop over every row cost ~0.3 CPU seconds there)
+    held_rows = pc.is_in(docs.column("path"), value_set=pa.array(list(replaced), pa.string()))
+    for row in np.flatnonzero(held_rows.to_numpy(zero_copy_only=False)).tolist():
+        path, start, end = (docs.column(c)[row].as_py() for c in ("path", "start_line", "end_line"))
+        held = sorted((n, d) for n, d in replaced[path].items() if start <= n <= end)
         pieces = _said_pieces(docs.column("text")[row].as_py(), end, said[path]) if held and path in said else {}
-        row_numbers, row_days, row_parts = [], [], []
         for n, day in held:
             for part in sorted(pieces.get(n, set() if (path, n) in still_said else {0})):
-                row_numbers.append(n)
-                row_days.append(day)
-                row_parts.append(part)
-        numbers.append(row_numbers)
-        days.append(row_days)
-        parts.append(row_parts)
-    return (pa.array(numbers, type=pa.list_(pa.int32())), pa.array(days, type=pa.list_(pa.date32())),
-            pa.array(parts, type=pa.list_(pa.int16())))
+                numbers.append(n)
+                days.append(day)
+                parts.append(part)
+                counts[row] += 1
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    return (pa.ListArray.from_arrays(offsets, pa.array(numbers, pa.int32())),
+            pa.ListArray.from_arrays(offsets, pa.array(days, pa.date32())),
+            pa.ListArray.from_arrays(offsets, pa.array(parts, pa.int16())))
 
 
 def _said_pieces(text: str, end_line: int, said: dict[int, set[str]]) -> dict[int, set[int]]:

@@ -44,7 +44,7 @@ def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
         if exc.errno == errno.ENOENT and os.path.islink(path):
             raise NotRegular(path, "broken symlink") from exc
         raise
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise NotRegular(path, "is a folder, not a file")
@@ -52,10 +52,28 @@ def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
             raise NotRegular(path, "not a regular file (FIFO, socket or device): not read")
         if max_bytes is not None and info.st_size > max_bytes:
             raise NotRegular(path, f"{info.st_size:,} bytes is over the limit of {max_bytes:,}")
-        data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+        data = _read_all(fd, info.st_size, None if max_bytes is None else max_bytes + 1)
+    finally:
+        os.close(fd)
     if max_bytes is not None and len(data) > max_bytes:  # grew while being read
         raise NotRegular(path, f"over the limit of {max_bytes:,} bytes")
     return data
+
+
+def _read_all(fd: int, size: int, limit: int | None) -> bytes:
+    """The bytes of an open file to its end (or `limit` bytes), read with plain `os.read` calls
+    sized by its stat `size` (a buffered file object per file, which stats and seeks again before
+    reading, cost a 24,000-file cold index ~0.2 CPU seconds)."""
+    parts = []
+    got = 0
+    while limit is None or got < limit:
+        want = max(size + 1 - got, 1 << 16)
+        part = os.read(fd, want if limit is None else min(want, limit - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memflow.schemas.tables import CHUNKS, FILES, LINKS, CatalogFile, vectors_schema
 
@@ -27,12 +28,43 @@ _REST_CLIENT = "lance_namespace_urllib3_client"
 KEYS = {"chunks": "path", "links": "source", "files": "path"}  # what a delete finds rows by
 
 
-def rows_batch(rows: list[dict], schema: pa.Schema) -> pa.RecordBatch:
+def rows_batch(rows: list[dict] | dict[str, list], schema: pa.Schema) -> pa.RecordBatch:
     """`pa.RecordBatch.from_pylist(rows, schema=schema)` (a missing key: null), built column by
     column: a conversion per column rather than a dict looked up per row and field took about
-    half the CPU (0.17 -> 0.09 s for a cold index's 9,000 chunk rows)."""
-    return pa.RecordBatch.from_arrays([pa.array([row.get(name) for row in rows], type=field.type)
+    half the CPU (0.17 -> 0.09 s for a cold index's 9,000 chunk rows). `rows` may be columns
+    already (field -> values, `index.rows.columns_of`). A list-of-strings column may come as one
+    string per row, its items joined by single spaces (`index.rows.joined_terms`): split here in
+    Arrow."""
+    if isinstance(rows, dict):
+        count = len(next(iter(rows.values()), []))
+        return pa.RecordBatch.from_arrays([_column(rows[name] if name in rows else [None] * count, field.type)
+                                           for name, field in zip(schema.names, schema)], schema=schema)
+    return pa.RecordBatch.from_arrays([_column([row.get(name) for row in rows], field.type)
                                        for name, field in zip(schema.names, schema)], schema=schema)
+
+
+def _column(values: list, kind: pa.DataType) -> pa.Array:
+    if kind == _STRINGS and values and isinstance(values[0], str):
+        return split_terms(pa.array(values, pa.string()))
+    return pa.array(values, type=kind)
+
+
+_STRINGS = pa.list_(pa.string())
+
+
+def split_terms(texts: pa.Array) -> pa.Array:
+    """list<string>: each text's terms (`index.rows.joined_terms`), split on spaces in one Arrow pass; an
+    empty text has none, a null stays null."""
+    parts = pc.split_pattern(texts, " ")
+    empty = pc.fill_null(pc.equal(texts, ""), False)
+    if not pc.any(empty).as_py():
+        return parts
+    empty = empty.to_numpy(zero_copy_only=False)
+    counts = pc.fill_null(pc.list_value_length(parts), 0).to_numpy(zero_copy_only=False)
+    keep = pa.array(~np.repeat(empty, counts))
+    offsets = np.concatenate([[0], np.cumsum(np.where(empty, 0, counts))]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pc.list_flatten(parts).filter(keep),
+                                    type=_STRINGS, mask=pc.is_null(texts))
 
 
 def rows_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
@@ -100,8 +132,24 @@ def _in(column: str, values: list[str]) -> str:
 
 def _columns(table, columns: list[str]) -> pa.Table:
     """Only `columns` of every row (a projected scan: reading whole rows and then selecting
-    reads the vectors, or every chunk's text and terms, for nothing)."""
-    return table.search().select(columns).limit(None).to_arrow()
+    reads the vectors, or every chunk's text and terms, for nothing), without the storage's
+    field metadata (`_UNCOMPRESSED`)."""
+    found = table.search().select(columns).limit(None).to_arrow()
+    return found.cast(pa.schema([f.remove_metadata() for f in found.schema]))
+
+
+# The chunks table's text columns are stored uncompressed: LanceDB's default string encoding
+# cost a 24,000-file cold index ~0.7 of its ~1.3 CPU seconds of chunk writes, to keep that table
+# at 44 MiB instead of 80. The tables are derived and read whole only by a snapshot build; the
+# search snapshot, which every search reads, is uncompressed Arrow already.
+_UNCOMPRESSED = {"lance-encoding:compression": "none"}
+
+
+def stored_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` as a table is created with: string and list columns uncompressed. Rows are
+    written and read with `schema` itself."""
+    return pa.schema([f.with_metadata(_UNCOMPRESSED) if pa.types.is_string(f.type) or pa.types.is_list(f.type)
+                      else f for f in schema])
 
 
 def _vectors_by_sha(table, shas: list[str]) -> dict[str, np.ndarray]:
@@ -158,7 +206,10 @@ class IndexStore:
             for name in outdated:  # (the embedding cache) is rebuilt from the files
                 self.db.drop_table(name)
         self.files = self.db.create_table("files", schema=FILES, exist_ok=True)
-        self.chunks = self.db.create_table("chunks", schema=CHUNKS, exist_ok=True)
+        # a chunks table made before its columns were stored uncompressed is opened as it is
+        # (creating it with `exist_ok` and another field metadata raises a schema error)
+        self.chunks = (self.db.open_table("chunks") if "chunks" in self.db.list_tables().tables
+                       else self.db.create_table("chunks", schema=stored_schema(CHUNKS), exist_ok=True))
         self.links = self.db.create_table("links", schema=LINKS, exist_ok=True)
 
     def _outdated(self) -> list[str]:
@@ -205,15 +256,17 @@ class IndexStore:
         as dicts)."""
         self.write_paths(paths, [rows_batch(chunks, CHUNKS)] if chunks else [], links)
 
-    def write_paths(self, paths: list[str], chunks: Iterable[pa.RecordBatch], links: list[dict]) -> None:
+    def write_paths(self, paths: list[str], chunks: Iterable[pa.RecordBatch],
+                    links: list[dict] | list[pa.RecordBatch]) -> None:
         """Replace every chunk and link of `paths`: deletes (unless `append_only`), then the
         chunk batches streamed into one append (one version, none held in memory at once),
         then the links."""
         if not self.append_only:
             self.delete_paths(paths)
         self.chunks.add(pa.RecordBatchReader.from_batches(CHUNKS, chunks), write_parallelism=1)
-        if links:
-            self.links.add(rows_table(links, LINKS))
+        if links:  # rows, or record batches of them
+            self.links.add(pa.Table.from_batches(links, LINKS) if isinstance(links[0], pa.RecordBatch)
+                           else rows_table(links, LINKS))
 
     def delete_paths(self, paths: list[str]) -> None:
         for i in range(0, len(paths), _IN_BATCH):
