@@ -36,7 +36,8 @@ def test_an_evaluation_is_chatter_by_its_structure_whatever_its_adjective(seed):
         for chatter in (f"That's {adj}!", f"That's {adj}.", f"That is so {adj}", f"It was so {adj}.", f"It's {adj}!",
                         f"Wow, that looks {adj}, {name}!", f"Sounds {adj}!", f"You're so {adj}!", f"How {adj}!",
                         f"Those were really {adj}.", f"Oh {adj}!", f"Yeah, {adj}!", f"{adj}, thanks",
-                        f"太{zh}了！", f"这真{zh}！", f"哇，太{zh}了"):
+                        f"太{zh}了！", f"这真{zh}！", f"哇，太{zh}了", f"Thanks, that {adj}ed.", f"That {adj}s!",
+                        f"It {adj}ed!"):
             assert small_talk(chatter, "user"), chatter
             assert not write_extractive([{"role": "user", "content": chatter}], [1]).keep, chatter
         # the same words saying something: a name, a number, a noun phrase, another subject,
@@ -44,6 +45,7 @@ def test_an_evaluation_is_chatter_by_its_structure_whatever_its_adjective(seed):
         for kept in (f"That's {name}!", f"That's 40 {noun}s!", f"That's a {adj} {noun}.", f"My {noun} is {adj}.",
                      f"{name} is so {adj}!", f"It's {adj}.", f"It was {adj}ed!", f"Is that {adj}?",
                      f"I'm so {adj}.", f"{adj.capitalize()}!", f"Yes, {adj}.", "That was yesterday!", "That's mine!",
+                     f"That {adj}ed the {noun}.", f"It {adj}ed for {name}.", f"It {adj}ed.", f"{name} {adj}ed.",
                      f"我太{zh}了", f"{zh}{zh}很{noun}"):
             assert not small_talk(kept, "user"), kept
             assert sum(placed(kept).values(), []) == [kept], kept

@@ -128,8 +128,20 @@ def _evaluation(part: str, exclaimed: bool) -> bool:
             return False
         demonstrative = (match.group("subject") or "").lower() not in ("", "it", "you")
         return demonstrative or exclaimed or len(words) > 1 or match.group("bare") is not None
+    done = _DONE_RE.match(part)
+    if done:  # "That worked.", "It helps!": what came before, said to have done its work
+        verb = done.group("verb")
+        return verb not in STOPWORDS and not verb.endswith("ss") and (
+            done.group("subject").lower() != "it" or exclaimed)
     match = _EVALUATION_HAN_RE.match(part)
     return bool(match) and bool(match.group("subject") or exclaimed or match.group("particles"))
+
+
+# The same of an act: a demonstrative (or "it", exclaimed) and one verb in its past "-ed" or
+# present "-s" form, nothing after it ("That worked", "This helps", "It works!"): it reports
+# that what came before did its work, no fact of its own; with an object or a complement it
+# states something ("That fixed the build", "It worked for Ana") and is kept.
+_DONE_RE = re.compile(r"^(?P<subject>(?i:this|that|these|those|it))\s+(?P<verb>[a-z]+(?:ed|s))$")
 
 
 # Han interjections and particles: a sentence of nothing else is an exclamation ("哈哈哈！")
