@@ -183,15 +183,9 @@ def test_no_block_costs_less_than_the_floor():
     from memflow.tasks.ground.tokens import BLOCK_FLOOR, block_floor
     from memflow.tasks.recall.packing import block
 
-    rng = random.Random(11)
-    alphabet = "abcXYZ019 _-.:/[]()#^é中文🙂\t'\"Ls"
     least, tight = 1 << 30, 0
-    for n in range(20000):
-        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
-        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))).strip() or "x"
-        start = rng.choice([1, 9, 12, 345, 99999])
-        hit = SearchResult(id=str(n), path=path, start_line=start, end_line=start, text=line, score=1.0,
-                           heading_path=rng.choice(["", "# A", "## b > ### C"]))
+    for hit in random_hits(11):
+        path = hit.path
         text = block(hit, [0])
         parts = text.split("\n")
         cost = sum(count_tokens(p + "\n") for p in parts[:-1]) + count_tokens(parts[-1])
@@ -235,14 +229,8 @@ def test_a_header_counts_as_its_paths_prefix_and_the_rest():
     since the pre-tokenizer ends a piece between a letter and a digit."""
     from memflow.tasks.recall.packing import block
 
-    rng = random.Random(13)
-    alphabet = "abcXYZ019 _-.:/[]()#^é中文🙂\t'\"Ls"
-    for n in range(20000):
-        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
-        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))).strip() or "x"
-        start = rng.choice([1, 9, 12, 345, 99999])
-        hit = SearchResult(id=str(n), path=path, start_line=start, end_line=start, text=line, score=1.0,
-                           heading_path=rng.choice(["", "# A", "## b > ### C"]))
+    for hit in random_hits(13):
+        path, start = hit.path, hit.start_line
         header = block(hit, [0]).split("\n")[0]
         assert header.startswith(f"[{path}:L{start}")
         cuts = [at + 2 for at in range(len(header) - 2) if header[at:at + 2] == ":L" and header[at + 2] in "0123456789"]
@@ -250,3 +238,16 @@ def test_a_header_counts_as_its_paths_prefix_and_the_rest():
         for cut in cuts:  # packing cuts at the first: every one is exact
             assert count_tokens(header + "\n") == count_tokens(header[:cut]) + count_tokens(
                 header[cut:] + "\n"), header
+
+
+def random_hits(seed: int, n: int = 20000):
+    """One-line hits whose paths and lines mix letters, digits, punctuation, spaces, CJK and
+    emoji (where the pre-tokenizer cuts a block's header is what its counts rest on)."""
+    rng = random.Random(seed)
+    alphabet = "abcXYZ019 _-.:/[]()#^é中文🙂\t'\"Ls"
+    for i in range(n):
+        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))).strip() or "x"
+        start = rng.choice([1, 9, 12, 345, 99999])
+        yield SearchResult(id=str(i), path=path, start_line=start, end_line=start, text=line, score=1.0,
+                           heading_path=rng.choice(["", "# A", "## b > ### C"]))
